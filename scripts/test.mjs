@@ -1,0 +1,53 @@
+#!/usr/bin/env node
+// `npm test`: build every package, lint, run every package's tests one after another, then print
+// one closing line `Tests: N passed, N failed, N skipped` summed over all runners' JSON reports.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, rmSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
+const resultsDir = join(root, 'test-results');
+const env = {
+  ...process.env,
+  TURBO_TELEMETRY_DISABLED: '1',
+  TURBO_NO_UPDATE_NOTIFIER: '1',
+  DO_NOT_TRACK: '1',
+};
+
+function run(label, cmd, args) {
+  console.log(`\n=== ${label}: ${cmd} ${args.join(' ')}`);
+  const started = Date.now();
+  const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', env });
+  console.log(`=== ${label}: exit ${r.status ?? r.signal} in ${((Date.now() - started) / 1000).toFixed(1)}s`);
+  return r.status === 0;
+}
+
+rmSync(resultsDir, { recursive: true, force: true });
+mkdirSync(resultsDir, { recursive: true });
+
+if (!run('build', 'npx', ['turbo', 'run', 'build'])) process.exit(1);
+const lintOk = run('lint', 'npm', ['run', 'lint']);
+const testsOk = run('tests', 'npx', ['turbo', 'run', 'test', '--concurrency=1', '--continue']);
+
+let passed = 0;
+let failed = 0;
+let skipped = 0;
+const files = existsSync(resultsDir) ? readdirSync(resultsDir).filter((f) => f.endsWith('.json')) : [];
+for (const file of files) {
+  const report = JSON.parse(readFileSync(join(resultsDir, file), 'utf8'));
+  if (typeof report.numPassedTests === 'number') {
+    // vitest JSON reporter
+    passed += report.numPassedTests;
+    failed += report.numFailedTests;
+    skipped += (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
+  } else if (report.stats) {
+    // Playwright JSON reporter
+    passed += (report.stats.expected ?? 0) + (report.stats.flaky ?? 0);
+    failed += report.stats.unexpected ?? 0;
+    skipped += report.stats.skipped ?? 0;
+  }
+}
+console.log(`\nReports: ${files.join(', ') || 'none'}`);
+if (!lintOk) console.log('Lint failed.');
+console.log(`Tests: ${passed} passed, ${failed} failed, ${skipped} skipped`);
+process.exit(lintOk && testsOk && failed === 0 && passed > 0 ? 0 : 1);
