@@ -1,0 +1,51 @@
+/**
+ * The contract between the transport-neutral core and the scheduler.
+ *
+ * The core validates a request, then hands it to the model's scheduler; the scheduler queues it,
+ * forms batches (dynamic batching, issue 5), runs them on free {@link ModelInstance}s, splits
+ * outputs back per request and records statistics exactly as Triton accounts them.
+ * @packageDocumentation
+ */
+import type { Tensor } from '@tritonserver-ts/client/protocol';
+
+import type { ModelInstance } from '../runtime/types.js';
+
+/** One inference request as the scheduler sees it. */
+export interface SchedulerRequest {
+  /** Inputs by name. With `max_batch_size > 0` the first dim of each is this request's batch size. */
+  readonly inputs: ReadonlyMap<string, Tensor>;
+  /** Rows in this request (1 when the model does not batch). */
+  readonly batchSize: number;
+  /** Triton priority level: 0 = the model's default, 1 = highest. */
+  readonly priority: number;
+  /** Per-request queue timeout in microseconds (request `timeout` parameter), if given. */
+  readonly timeoutUs?: number;
+  /** `process.hrtime.bigint()` when the request arrived at the server (start of its `success` duration). */
+  readonly receivedAt: bigint;
+  /** Aborted when the client goes away; a request still queued is then dropped. */
+  readonly signal?: AbortSignal;
+}
+
+/** What the scheduler returns for one request: that request's rows of every model output. */
+export interface SchedulerResponse {
+  readonly outputs: ReadonlyMap<string, Tensor>;
+}
+
+/** Schedules requests of one model version onto its instances. */
+export interface Scheduler {
+  /** Queues a request; resolves with its outputs or rejects with a `ServerError` (see core). */
+  enqueue(request: SchedulerRequest): Promise<SchedulerResponse>;
+  /** Requests queued or executing. */
+  readonly pendingCount: number;
+  /** Stops accepting requests, waits for queued and in-flight requests to finish. */
+  drain(): Promise<void>;
+}
+
+/** Builds a scheduler for one model version. */
+export type SchedulerFactory = (options: {
+  readonly modelName: string;
+  readonly modelVersion: string;
+  /** The parsed model config (see repository/). */
+  readonly config: unknown;
+  readonly instances: readonly ModelInstance[];
+}) => Scheduler;
