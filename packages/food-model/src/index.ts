@@ -1,1 +1,13 @@
-export {};
+/**
+ * `@gourmetgram/food-model`: builds the demo Food-11 ONNX model offline (nsfwjs MobileNetV2 converted
+ * from TF.js to ONNX, plus a softmax-regression head trained on real food photos).
+ *
+ * @packageDocumentation
+ */
+export * from './contract.js';
+export * from './errors.js';
+export * from './preprocess.js';
+export * from './graph.js';
+export * from './dataset.js';
+export * from './convert/tfjs-artifacts.js';
+export * from './convert/keras-to-onnx.js';
