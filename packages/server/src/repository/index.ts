@@ -7,4 +7,4 @@ export * from './model-config.js';
 export * from './errors.js';
 export * from './types.js';
 export { MODEL_CONFIG_SCHEMA } from './schema.js';
-export * from './api.js';
+export * from './model-config-io.js';
