@@ -1,6 +1,11 @@
 /**
  * The contract between the transport-neutral core and the scheduler.
  *
+ * Note to the server engineers (issue 5): `SchedulerFactory` options now take the typed
+ * `ModelConfig` (was `unknown`) and an optional `statistics` object to record into; schedulers reject
+ * with the core's `ServerError` (Triton texts: see `scheduler/errors.ts`). Implementation:
+ * `createScheduler` in `scheduler/create-scheduler.ts`.
+ *
  * The core validates a request, then hands it to the model's scheduler; the scheduler queues it,
  * forms batches (dynamic batching, issue 5), runs them on free {@link ModelInstance}s, splits
  * outputs back per request and records statistics exactly as Triton accounts them.
@@ -8,7 +13,9 @@
  */
 import type { Tensor } from '@tritonserver-ts/client/protocol';
 
+import type { ModelConfig } from '../repository/model-config.js';
 import type { ModelInstance } from '../runtime/types.js';
+import type { ModelStatistics } from '../statistics/model-statistics.js';
 
 /** One inference request as the scheduler sees it. */
 export interface SchedulerRequest {
@@ -46,6 +53,8 @@ export type SchedulerFactory = (options: {
   readonly modelName: string;
   readonly modelVersion: string;
   /** The parsed model config (see repository/). */
-  readonly config: unknown;
+  readonly config: ModelConfig;
   readonly instances: readonly ModelInstance[];
+  /** Where the scheduler records this version's statistics (see statistics/StatisticsRegistry). */
+  readonly statistics?: ModelStatistics;
 }) => Scheduler;

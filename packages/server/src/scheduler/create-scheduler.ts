@@ -1,0 +1,39 @@
+/**
+ * Picks the scheduler a model config asks for: the dynamic batcher when `dynamic_batching` is set and
+ * the model batches (`max_batch_size > 0`), otherwise the default scheduler.
+ * @packageDocumentation
+ */
+import { ServerError } from '../core/errors.js';
+import { createDefaultScheduler } from './default-scheduler.js';
+import { createDynamicBatcher } from './dynamic-batcher.js';
+import type { SchedulingEngine } from './engine.js';
+import type { SchedulerFactory } from './types.js';
+
+/**
+ * The {@link SchedulerFactory} the core uses. `sequence_batching` and `ensemble_scheduling` are not
+ * supported and refused with UNSUPPORTED.
+ */
+export const createScheduler: SchedulerFactory &
+  ((...args: Parameters<SchedulerFactory>) => SchedulingEngine) = (options) => {
+  const { config } = options;
+  if (config.sequence_batching !== undefined) {
+    throw new ServerError('UNSUPPORTED', `model '${options.modelName}': sequence_batching is not supported`);
+  }
+  if (config.ensemble_scheduling !== undefined) {
+    throw new ServerError(
+      'UNSUPPORTED',
+      `model '${options.modelName}': ensemble_scheduling is not supported`,
+    );
+  }
+  const common = {
+    modelName: options.modelName,
+    modelVersion: options.modelVersion,
+    instances: options.instances,
+    maxBatchSize: config.max_batch_size,
+    ...(options.statistics === undefined ? {} : { statistics: options.statistics }),
+  };
+  if (config.dynamic_batching !== undefined && config.max_batch_size > 0) {
+    return createDynamicBatcher({ ...common, dynamicBatching: config.dynamic_batching });
+  }
+  return createDefaultScheduler(common);
+};

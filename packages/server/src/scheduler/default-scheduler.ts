@@ -1,0 +1,34 @@
+/**
+ * Triton's default scheduler (a model without `dynamic_batching`): each request runs alone, as its own
+ * batch of its rows, on the next free instance; requests wait FIFO while every instance is busy.
+ * @packageDocumentation
+ */
+import type { ModelInstance } from '../runtime/types.js';
+import { ModelStatistics } from '../statistics/model-statistics.js';
+import { SchedulingEngine } from './engine.js';
+import { FifoQueue } from './fifo-queue.js';
+
+/** Options of {@link createDefaultScheduler}. */
+export interface DefaultSchedulerOptions {
+  readonly modelName: string;
+  readonly modelVersion: string;
+  readonly instances: readonly ModelInstance[];
+  /** `max_batch_size` of the config (0 = the model has no batch dimension). */
+  readonly maxBatchSize: number;
+  /** Statistics to record into (default: a private object). */
+  readonly statistics?: ModelStatistics;
+  /** Monotonic ns clock (tests). */
+  readonly clock?: () => bigint;
+}
+
+/** Creates the default (non-batching) scheduler. */
+export function createDefaultScheduler(options: DefaultSchedulerOptions): SchedulingEngine {
+  return new SchedulingEngine({
+    queue: new FifoQueue(),
+    instances: options.instances,
+    statistics: options.statistics ?? new ModelStatistics(options.modelName, options.modelVersion),
+    batching: options.maxBatchSize > 0,
+    preserveOrdering: false,
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
+  });
+}

@@ -1,0 +1,269 @@
+/**
+ * The scheduling engine shared by the default scheduler and the dynamic batcher: admits requests into
+ * a {@link SchedulingQueue}, hands batches to free instances (one execution per instance at a time,
+ * all instances concurrently), splits outputs back, records statistics and settles each request.
+ * @packageDocumentation
+ */
+import type { Tensor } from '@tritonserver-ts/client/protocol';
+
+import { ServerError } from '../core/errors.js';
+import type { ModelInstance } from '../runtime/types.js';
+import type { ModelStatistics } from '../statistics/model-statistics.js';
+import { batchCompatibilityKey, concatInputs, splitOutputs } from './batch.js';
+import type { QueuedRequest, SchedulingQueue } from './entry.js';
+import { SchedulerRejection, failureReasonOf } from './errors.js';
+import type { Scheduler, SchedulerRequest, SchedulerResponse } from './types.js';
+
+/** Options of {@link SchedulingEngine}. */
+export interface SchedulingEngineOptions {
+  readonly queue: SchedulingQueue;
+  readonly instances: readonly ModelInstance[];
+  /** Where this version's statistics go (a private, unreported one is used when absent). */
+  readonly statistics: ModelStatistics;
+  /** Whether the model batches (`max_batch_size > 0`): inputs carry a batch dim to concatenate. */
+  readonly batching: boolean;
+  /** Deliver responses in request order even when executions finish out of order. */
+  readonly preserveOrdering: boolean;
+  /** Monotonic clock in ns (default `process.hrtime.bigint`). */
+  readonly clock?: () => bigint;
+}
+
+type Settle = () => void;
+
+/** See the module documentation. */
+export class SchedulingEngine implements Scheduler {
+  private readonly queue: SchedulingQueue;
+  private readonly free: ModelInstance[];
+  private readonly stats: ModelStatistics;
+  private readonly batching: boolean;
+  private readonly preserveOrdering: boolean;
+  private readonly clock: () => bigint;
+  private draining = false;
+  private pending = 0;
+  private waitTimer: NodeJS.Timeout | undefined;
+  private drainWaiters: (() => void)[] = [];
+  private issued = 0;
+  private delivered = 0;
+  private readonly held = new Map<number, Settle[]>();
+
+  constructor(options: SchedulingEngineOptions) {
+    if (options.instances.length === 0) {
+      throw new ServerError('INTERNAL', 'a scheduler needs at least one model instance');
+    }
+    this.queue = options.queue;
+    this.free = [...options.instances].reverse();
+    this.stats = options.statistics;
+    this.batching = options.batching;
+    this.preserveOrdering = options.preserveOrdering;
+    this.clock = options.clock ?? (() => process.hrtime.bigint());
+  }
+
+  /** Requests queued, executing, or waiting for an earlier response (preserve_ordering). */
+  get pendingCount(): number {
+    return this.pending;
+  }
+
+  /** Requests waiting in the queue. */
+  get queuedCount(): number {
+    return this.queue.size;
+  }
+
+  enqueue(request: SchedulerRequest): Promise<SchedulerResponse> {
+    const now = this.clock();
+    if (this.draining) return this.refuse(request, now, SchedulerRejection.stopping());
+    if (request.signal?.aborted === true) return this.refuse(request, now, SchedulerRejection.cancelled());
+    return new Promise<SchedulerResponse>((resolve, reject) => {
+      const entry: QueuedRequest = {
+        request,
+        rows: this.batching ? Math.max(1, request.batchSize) : 1,
+        enqueuedAt: now,
+        batchKey: this.batching ? batchCompatibilityKey(request.inputs) : '',
+        level: 0,
+        deadline: undefined,
+        timeoutAction: 'REJECT',
+        resolve,
+        reject,
+        detach: () => undefined,
+      };
+      const refused = this.queue.admit(entry);
+      if (refused !== undefined) {
+        this.recordFailure(request, refused);
+        reject(refused);
+        return;
+      }
+      this.pending += 1;
+      this.stats.adjustPending(1);
+      this.attach(entry);
+      this.dispatch();
+    });
+  }
+
+  drain(): Promise<void> {
+    this.draining = true;
+    this.dispatch();
+    if (this.pending === 0) return Promise.resolve();
+    return new Promise((resolve) => this.drainWaiters.push(resolve));
+  }
+
+  private refuse(request: SchedulerRequest, _now: bigint, error: ServerError): Promise<never> {
+    this.recordFailure(request, error);
+    return Promise.reject(error);
+  }
+
+  private recordFailure(request: SchedulerRequest, error: ServerError): void {
+    this.stats.recordFailure({ requestNs: this.since(request.receivedAt), reason: failureReasonOf(error) });
+  }
+
+  private since(start: bigint): bigint {
+    const d = this.clock() - start;
+    return d > 0n ? d : 0n;
+  }
+
+  /** Abort listener and REJECT-timeout timer for a queued request. */
+  private attach(entry: QueuedRequest): void {
+    const signal = entry.request.signal;
+    let timer: NodeJS.Timeout | undefined;
+    const onAbort = (): void => {
+      if (this.queue.remove(entry)) this.failQueued(entry, SchedulerRejection.cancelled());
+    };
+    if (entry.deadline !== undefined && entry.timeoutAction === 'REJECT') {
+      const ms = Number(entry.deadline - entry.enqueuedAt) / 1e6;
+      timer = setTimeout(
+        () => {
+          if (this.queue.remove(entry)) this.failQueued(entry, SchedulerRejection.timeoutExpired());
+        },
+        Math.max(0, Math.ceil(ms)),
+      );
+    }
+    signal?.addEventListener('abort', onAbort, { once: true });
+    entry.detach = () => {
+      signal?.removeEventListener('abort', onAbort);
+      if (timer !== undefined) clearTimeout(timer);
+    };
+  }
+
+  /** Fails a request that has already been removed from the queue. */
+  private failQueued(entry: QueuedRequest, error: ServerError): void {
+    entry.detach();
+    this.stats.adjustPending(-1);
+    this.recordFailure(entry.request, error);
+    entry.reject(error);
+    this.finishOne();
+    // The queue changed: a batch waiting for its delay may now be different.
+    this.dispatch();
+  }
+
+  private finishOne(): void {
+    this.pending -= 1;
+    if (this.pending === 0 && this.drainWaiters.length > 0) {
+      const waiters = this.drainWaiters;
+      this.drainWaiters = [];
+      for (const w of waiters) w();
+    }
+  }
+
+  /** Starts as many executions as there are free instances and ready batches. */
+  private dispatch(): void {
+    if (this.waitTimer !== undefined) {
+      clearTimeout(this.waitTimer);
+      this.waitTimer = undefined;
+    }
+    while (this.free.length > 0 && this.queue.size > 0) {
+      const taken = this.queue.take(this.clock(), this.draining);
+      for (const e of taken.expired) this.failQueuedQuiet(e, SchedulerRejection.timeoutExpired());
+      if (taken.kind === 'wait') {
+        const ms = Math.max(0, Math.ceil(Number(taken.ns) / 1e6));
+        this.waitTimer = setTimeout(() => {
+          this.waitTimer = undefined;
+          this.dispatch();
+        }, ms);
+        return;
+      }
+      if (taken.kind === 'empty') return;
+      const instance = this.free.pop() as ModelInstance;
+      void this.run(instance, taken.entries);
+    }
+  }
+
+  /** Like {@link failQueued} but without re-dispatching (used inside dispatch). */
+  private failQueuedQuiet(entry: QueuedRequest, error: ServerError): void {
+    entry.detach();
+    this.stats.adjustPending(-1);
+    this.recordFailure(entry.request, error);
+    entry.reject(error);
+    this.finishOne();
+  }
+
+  private async run(instance: ModelInstance, entries: QueuedRequest[]): Promise<void> {
+    const seq = this.issued++;
+    const start = this.clock();
+    for (const e of entries) {
+      e.detach();
+      this.stats.adjustPending(-1);
+    }
+    let settles: Settle[];
+    try {
+      const t0 = this.clock();
+      const inputs = this.batching
+        ? concatInputs(entries.map((e) => e.request.inputs))
+        : (entries[0] as QueuedRequest).request.inputs;
+      const concatNs = this.clock() - t0;
+      const result = await instance.execute(inputs);
+      const t1 = this.clock();
+      const parts: ReadonlyMap<string, Tensor>[] = this.batching
+        ? splitOutputs(
+            result.outputs,
+            entries.map((e) => e.rows),
+          )
+        : [result.outputs];
+      const splitNs = this.clock() - t1;
+      const timings = {
+        computeInputNs: result.timings.computeInputNs + concatNs,
+        computeInferNs: result.timings.computeInferNs,
+        computeOutputNs: result.timings.computeOutputNs + splitNs,
+      };
+      const rows = entries.reduce((a, e) => a + e.rows, 0);
+      this.stats.recordExecution(rows, timings);
+      settles = entries.map((e, i) => () => {
+        this.stats.recordSuccess({
+          batchSize: e.rows,
+          requestNs: this.since(e.request.receivedAt),
+          queueNs: start - e.enqueuedAt > 0n ? start - e.enqueuedAt : 0n,
+          timings,
+        });
+        e.resolve({ outputs: parts[i] as ReadonlyMap<string, Tensor> });
+      });
+    } catch (error) {
+      const failure = SchedulerRejection.executionFailed(error);
+      settles = entries.map((e) => () => {
+        this.recordFailure(e.request, failure);
+        e.reject(failure);
+      });
+    }
+    this.free.push(instance);
+    this.deliver(seq, settles, entries.length);
+    this.dispatch();
+  }
+
+  /** Settles a finished execution's requests, in issue order when preserve_ordering is on. */
+  private deliver(seq: number, settles: Settle[], count: number): void {
+    if (!this.preserveOrdering) {
+      this.settleAll(settles, count);
+      this.delivered += 1;
+      return;
+    }
+    this.held.set(seq, settles);
+    for (;;) {
+      const next = this.held.get(this.delivered);
+      if (next === undefined) break;
+      this.held.delete(this.delivered);
+      this.delivered += 1;
+      this.settleAll(next, next.length);
+    }
+  }
+
+  private settleAll(settles: Settle[], count: number): void {
+    for (const s of settles) s();
+    for (let i = 0; i < count; i++) this.finishOne();
+  }
+}

@@ -1,0 +1,263 @@
+/**
+ * Per model-version inference statistics, accounted exactly as Triton's statistics extension does.
+ *
+ * - `success` / `fail`: one count per request, duration = request end − request arrival.
+ * - `queue`: one count per successful request (Triton includes cache hits; perf_analyzer looks for
+ *   the version whose `queue.count` grew), duration = time from arrival to the start of its execution.
+ * - `compute_input` / `compute_infer` / `compute_output`: one count per successful request; every
+ *   request of a batch is charged the whole batch's durations.
+ * - `inference_count`: batch rows of successful requests; `execution_count`: successful model
+ *   executions; `batch_stats`: one entry per executed batch size, one count per execution.
+ * - `last_inference`: ms since the epoch when the last request finished (success or failure).
+ *
+ * All counters are `bigint` so they never lose precision. The Prometheus counters in `metrics/`
+ * read the same object; their `*_duration_us` values are accumulated per request in whole
+ * microseconds (`ns / 1000` truncated per request), as Triton's metric reporter does.
+ * @packageDocumentation
+ */
+import type { ExecutionTimings } from '../runtime/types.js';
+
+/** A cumulative `{count, ns}` pair (Triton's `StatisticDuration`). */
+export interface DurationStat {
+  readonly count: bigint;
+  readonly ns: bigint;
+}
+
+/** Triton's `InferStatistics`. */
+export interface InferStatsSnapshot {
+  readonly success: DurationStat;
+  readonly fail: DurationStat;
+  readonly queue: DurationStat;
+  readonly compute_input: DurationStat;
+  readonly compute_infer: DurationStat;
+  readonly compute_output: DurationStat;
+  readonly cache_hit: DurationStat;
+  readonly cache_miss: DurationStat;
+}
+
+/** Triton's `InferBatchStatistics`. */
+export interface BatchStatsSnapshot {
+  readonly batch_size: bigint;
+  readonly compute_input: DurationStat;
+  readonly compute_infer: DurationStat;
+  readonly compute_output: DurationStat;
+}
+
+/** Why a request failed, as the `reason` label of `nv_inference_request_failure`. */
+export type FailureReason = 'REJECTED' | 'CANCELED' | 'BACKEND' | 'OTHER';
+
+/** Every {@link FailureReason}, in the order the metrics endpoint prints them. */
+export const FAILURE_REASONS: readonly FailureReason[] = ['REJECTED', 'CANCELED', 'BACKEND', 'OTHER'];
+
+/** Cumulative microsecond counters for the `nv_inference_*_duration_us` metrics. */
+export interface MetricDurationsUs {
+  readonly request: bigint;
+  readonly queue: bigint;
+  readonly computeInput: bigint;
+  readonly computeInfer: bigint;
+  readonly computeOutput: bigint;
+}
+
+/** A consistent copy of one model version's statistics (wire field names, bigint values). */
+export interface ModelStatisticsSnapshot {
+  readonly name: string;
+  readonly version: string;
+  /** ms since the epoch of the last finished request; 0 when none yet. */
+  readonly last_inference: bigint;
+  readonly inference_count: bigint;
+  readonly execution_count: bigint;
+  readonly inference_stats: InferStatsSnapshot;
+  /** Ascending by batch size. */
+  readonly batch_stats: readonly BatchStatsSnapshot[];
+  /** Failed requests by reason (metrics only; the sum equals `inference_stats.fail.count`). */
+  readonly failuresByReason: Readonly<Record<FailureReason, bigint>>;
+  /** Requests queued or executing right now (the `nv_inference_pending_request_count` gauge). */
+  readonly pendingRequests: number;
+  /** Metric-side microsecond accumulators. */
+  readonly durationsUs: MetricDurationsUs;
+}
+
+/** What a successful request cost; see {@link ModelStatistics.recordSuccess}. */
+export interface SuccessRecord {
+  /** Rows in the request (1 when the model does not batch). */
+  readonly batchSize: number;
+  /** Arrival → response ready. */
+  readonly requestNs: bigint;
+  /** Arrival → execution start. */
+  readonly queueNs: bigint;
+  /** The durations of the execution the request was part of. */
+  readonly timings: ExecutionTimings;
+}
+
+/** What a failed request cost; see {@link ModelStatistics.recordFailure}. */
+export interface FailureRecord {
+  /** Arrival → failure. */
+  readonly requestNs: bigint;
+  readonly reason: FailureReason;
+}
+
+class MutableDuration {
+  count = 0n;
+  ns = 0n;
+  add(ns: bigint): void {
+    this.count += 1n;
+    this.ns += ns;
+  }
+  freeze(): DurationStat {
+    return { count: this.count, ns: this.ns };
+  }
+}
+
+class MutableBatchStat {
+  readonly computeInput = new MutableDuration();
+  readonly computeInfer = new MutableDuration();
+  readonly computeOutput = new MutableDuration();
+}
+
+const US = 1000n;
+
+/** Converts a non-negative duration to bigint ns, rejecting nonsense early. */
+function checkNs(value: bigint, field: string): bigint {
+  if (value < 0n) throw new RangeError(`statistics: ${field} must not be negative (got ${value})`);
+  return value;
+}
+
+/**
+ * The statistics of one model version. Schedulers and the core record into it; the statistics
+ * endpoint and the metrics endpoint read {@link ModelStatistics.snapshot}.
+ */
+export class ModelStatistics {
+  readonly name: string;
+  readonly version: string;
+
+  private lastInferenceMs = 0n;
+  private inferenceCount = 0n;
+  private executionCount = 0n;
+  private readonly success = new MutableDuration();
+  private readonly fail = new MutableDuration();
+  private readonly queue = new MutableDuration();
+  private readonly computeInput = new MutableDuration();
+  private readonly computeInfer = new MutableDuration();
+  private readonly computeOutput = new MutableDuration();
+  private readonly batches = new Map<number, MutableBatchStat>();
+  private readonly failures: Record<FailureReason, bigint> = {
+    REJECTED: 0n,
+    CANCELED: 0n,
+    BACKEND: 0n,
+    OTHER: 0n,
+  };
+  private pending = 0;
+  private usRequest = 0n;
+  private usQueue = 0n;
+  private usComputeInput = 0n;
+  private usComputeInfer = 0n;
+  private usComputeOutput = 0n;
+  private readonly now: () => number;
+
+  /**
+   * @param name - Model name.
+   * @param version - Model version (decimal string).
+   * @param options - `now` returns ms since the epoch (injectable for tests).
+   */
+  constructor(name: string, version: string, options: { now?: () => number } = {}) {
+    this.name = name;
+    this.version = version;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Records one request that completed successfully. */
+  recordSuccess(record: SuccessRecord): void {
+    const requestNs = checkNs(record.requestNs, 'requestNs');
+    const queueNs = checkNs(record.queueNs, 'queueNs');
+    const { computeInputNs, computeInferNs, computeOutputNs } = record.timings;
+    if (!Number.isSafeInteger(record.batchSize) || record.batchSize < 1) {
+      throw new RangeError(`statistics: batchSize must be a positive integer (got ${record.batchSize})`);
+    }
+    this.success.add(requestNs);
+    this.queue.add(queueNs);
+    this.computeInput.add(checkNs(computeInputNs, 'computeInputNs'));
+    this.computeInfer.add(checkNs(computeInferNs, 'computeInferNs'));
+    this.computeOutput.add(checkNs(computeOutputNs, 'computeOutputNs'));
+    this.inferenceCount += BigInt(record.batchSize);
+    this.usRequest += requestNs / US;
+    this.usQueue += queueNs / US;
+    this.usComputeInput += computeInputNs / US;
+    this.usComputeInfer += computeInferNs / US;
+    this.usComputeOutput += computeOutputNs / US;
+    this.lastInferenceMs = BigInt(Math.trunc(this.now()));
+  }
+
+  /** Records one request that failed (rejected, cancelled, backend error, or anything else). */
+  recordFailure(record: FailureRecord): void {
+    const requestNs = checkNs(record.requestNs, 'requestNs');
+    this.fail.add(requestNs);
+    this.failures[record.reason] += 1n;
+    this.lastInferenceMs = BigInt(Math.trunc(this.now()));
+  }
+
+  /** Records one successful model execution of `batchSize` rows. */
+  recordExecution(batchSize: number, timings: ExecutionTimings): void {
+    if (!Number.isSafeInteger(batchSize) || batchSize < 1) {
+      throw new RangeError(`statistics: batch size must be a positive integer (got ${batchSize})`);
+    }
+    let stat = this.batches.get(batchSize);
+    if (stat === undefined) {
+      stat = new MutableBatchStat();
+      this.batches.set(batchSize, stat);
+    }
+    stat.computeInput.add(checkNs(timings.computeInputNs, 'computeInputNs'));
+    stat.computeInfer.add(checkNs(timings.computeInferNs, 'computeInferNs'));
+    stat.computeOutput.add(checkNs(timings.computeOutputNs, 'computeOutputNs'));
+    this.executionCount += 1n;
+  }
+
+  /** Adjusts the pending-request gauge (+1 when a request enters a scheduler, −1 when it leaves). */
+  adjustPending(delta: number): void {
+    this.pending = Math.max(0, this.pending + delta);
+  }
+
+  /** Requests queued or executing right now. */
+  get pendingRequests(): number {
+    return this.pending;
+  }
+
+  /** A consistent copy of every counter. */
+  snapshot(): ModelStatisticsSnapshot {
+    const batch_stats = [...this.batches.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([size, s]) => ({
+        batch_size: BigInt(size),
+        compute_input: s.computeInput.freeze(),
+        compute_infer: s.computeInfer.freeze(),
+        compute_output: s.computeOutput.freeze(),
+      }));
+    const zero: DurationStat = { count: 0n, ns: 0n };
+    return {
+      name: this.name,
+      version: this.version,
+      last_inference: this.lastInferenceMs,
+      inference_count: this.inferenceCount,
+      execution_count: this.executionCount,
+      inference_stats: {
+        success: this.success.freeze(),
+        fail: this.fail.freeze(),
+        queue: this.queue.freeze(),
+        compute_input: this.computeInput.freeze(),
+        compute_infer: this.computeInfer.freeze(),
+        compute_output: this.computeOutput.freeze(),
+        cache_hit: zero,
+        cache_miss: zero,
+      },
+      batch_stats,
+      failuresByReason: { ...this.failures },
+      pendingRequests: this.pending,
+      durationsUs: {
+        request: this.usRequest,
+        queue: this.usQueue,
+        computeInput: this.usComputeInput,
+        computeInfer: this.usComputeInfer,
+        computeOutput: this.usComputeOutput,
+      },
+    };
+  }
+}
