@@ -4,3 +4,16 @@
  */
 export * from './datatypes.js';
 export * from './tensor.js';
+export * from './errors.js';
+export * from './fp16.js';
+export * from './bytes.js';
+export * from './raw.js';
+export * from './json.js';
+export * from './json-data.js';
+export * from './tensor-data.js';
+export * from './wire.js';
+export { parseHeaderLength, type SharedMemoryRef } from './shared.js';
+export * from './infer-request.js';
+export * from './infer-response.js';
+export * from './compression.js';
+export * from './classification.js';

@@ -1,0 +1,164 @@
+/**
+ * The JSON `data` form of tensors (the non-binary KServe v2 encoding).
+ *
+ * Encoding is flat row-major. Decoding accepts flat or nested arrays. BOOL is `true`/`false`; BYTES
+ * are UTF-8 strings; FP16 and BF16 cannot travel as JSON (Triton refuses them; so do we, with
+ * Triton's wording). INT64/UINT64 are written as exact integer literals and read exactly when the
+ * JSON was parsed with `parseJson` (large values arrive as `bigint`).
+ * @packageDocumentation
+ */
+import { bytesToStrings } from './bytes.js';
+import type { Datatype, TensorData } from './datatypes.js';
+import { ProtocolError } from './errors.js';
+
+/** A JSON tensor element: number, bigint (64-bit integers out of the safe range), boolean or string. */
+export type JsonElement = number | bigint | boolean | string;
+
+/** Whether sending (`'sending'`, request side) or receiving (`'receiving'`, response side). */
+export type JsonDirection = 'sending' | 'receiving';
+
+function refuseHalf(datatype: Datatype, direction: JsonDirection): never {
+  throw new ProtocolError('DATATYPE_NOT_JSON', `${direction} ${datatype} data via JSON is not supported`);
+}
+
+function bigintToJson(v: bigint): number | bigint {
+  return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
+}
+
+/**
+ * Converts tensor data to a flat JSON `data` array. Throws {@link ProtocolError}
+ * `DATATYPE_NOT_JSON` for FP16/BF16 and `INVALID_BYTES_ELEMENT` for BYTES that are not UTF-8.
+ */
+export function tensorDataToJson(
+  datatype: Datatype,
+  data: TensorData,
+  direction: JsonDirection = 'sending',
+): JsonElement[] {
+  switch (datatype) {
+    case 'FP16':
+    case 'BF16':
+      return refuseHalf(datatype, direction);
+    case 'BOOL':
+      return Array.from(data as Uint8Array, (v) => v !== 0);
+    case 'BYTES':
+      return bytesToStrings(data as Uint8Array[], { fatal: true });
+    case 'INT64':
+    case 'UINT64':
+      return Array.from(data as BigInt64Array, bigintToJson);
+    default:
+      return Array.from(data as Float32Array);
+  }
+}
+
+function flatten(data: readonly unknown[]): unknown[] {
+  if (!data.some(Array.isArray)) return data as unknown[];
+  return (data as unknown[]).flat(Infinity);
+}
+
+function typeError(what: string, datatype: Datatype, index: number, value: unknown): ProtocolError {
+  return new ProtocolError(
+    'INVALID_VALUE',
+    `unable to parse 'data' of ${what}: element ${index} (${JSON.stringify(typeof value === 'bigint' ? value.toString() : value) ?? String(value)}) is not a valid ${datatype} value`,
+  );
+}
+
+const INT_RANGES: Partial<Record<Datatype, readonly [number, number]>> = {
+  INT8: [-128, 127],
+  INT16: [-32768, 32767],
+  INT32: [-2147483648, 2147483647],
+  UINT8: [0, 255],
+  UINT16: [0, 65535],
+  UINT32: [0, 4294967295],
+};
+
+/**
+ * Converts a JSON `data` array (flat or nested) to typed tensor data, checking every element's type
+ * and range and the element count. Throws {@link ProtocolError} (`DATATYPE_NOT_JSON`,
+ * `INVALID_VALUE`, `ELEMENT_COUNT_MISMATCH`).
+ * @param what - names the tensor in error messages, e.g. `input 'INPUT0'`.
+ */
+export function tensorDataFromJson<D extends Datatype>(
+  datatype: D,
+  json: unknown,
+  expectedCount?: number,
+  what = 'tensor',
+  direction: JsonDirection = 'sending',
+): TensorData<D> {
+  if (datatype === 'FP16' || datatype === 'BF16') refuseHalf(datatype, direction);
+  if (!Array.isArray(json)) {
+    throw new ProtocolError('INVALID_VALUE', `'data' of ${what} must be an array`);
+  }
+  const flat = flatten(json);
+  if (expectedCount !== undefined && flat.length !== expectedCount) {
+    throw new ProtocolError(
+      'ELEMENT_COUNT_MISMATCH',
+      `unexpected number of elements for ${what}: 'data' holds ${flat.length}, shape expects ${expectedCount}`,
+    );
+  }
+  const n = flat.length;
+  switch (datatype) {
+    case 'BOOL': {
+      const out = new Uint8Array(n);
+      for (let i = 0; i < n; i++) {
+        const v = flat[i];
+        if (typeof v !== 'boolean') throw typeError(what, datatype, i, v);
+        out[i] = v ? 1 : 0;
+      }
+      return out as TensorData<D>;
+    }
+    case 'BYTES': {
+      const encoder = new TextEncoder();
+      return flat.map((v, i) => {
+        if (typeof v !== 'string') throw typeError(what, datatype, i, v);
+        return encoder.encode(v);
+      }) as TensorData<D>;
+    }
+    case 'INT64':
+    case 'UINT64': {
+      const out = datatype === 'INT64' ? new BigInt64Array(n) : new BigUint64Array(n);
+      const [min, max] = datatype === 'INT64' ? [-(2n ** 63n), 2n ** 63n - 1n] : [0n, 2n ** 64n - 1n];
+      for (let i = 0; i < n; i++) {
+        const v = flat[i];
+        let b: bigint;
+        if (typeof v === 'bigint') b = v;
+        else if (typeof v === 'number' && Number.isInteger(v)) b = BigInt(v);
+        else throw typeError(what, datatype, i, v);
+        if (b < min || b > max) throw typeError(what, datatype, i, v);
+        out[i] = b;
+      }
+      return out as TensorData<D>;
+    }
+    case 'FP32':
+    case 'FP64': {
+      const out = datatype === 'FP32' ? new Float32Array(n) : new Float64Array(n);
+      for (let i = 0; i < n; i++) {
+        const v = flat[i];
+        if (typeof v === 'number') out[i] = v;
+        else if (typeof v === 'bigint') out[i] = Number(v);
+        else throw typeError(what, datatype, i, v);
+      }
+      return out as TensorData<D>;
+    }
+    default: {
+      const [min, max] = INT_RANGES[datatype] as readonly [number, number];
+      const out = new (
+        {
+          INT8: Int8Array,
+          INT16: Int16Array,
+          INT32: Int32Array,
+          UINT8: Uint8Array,
+          UINT16: Uint16Array,
+          UINT32: Uint32Array,
+        } as const
+      )[datatype as 'INT8'](n);
+      for (let i = 0; i < n; i++) {
+        const v = flat[i];
+        if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
+          throw typeError(what, datatype, i, v);
+        }
+        out[i] = v;
+      }
+      return out as unknown as TensorData<D>;
+    }
+  }
+}

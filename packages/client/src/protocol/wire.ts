@@ -1,0 +1,86 @@
+/**
+ * JSON shapes of the KServe v2 / Triton HTTP inference messages, with the protocol's own field
+ * names. These types describe the wire; the public API uses camelCase types built on them.
+ * @packageDocumentation
+ */
+import type { JsonElement } from './json-data.js';
+
+/** A request, tensor or response parameter value. 64-bit values out of the safe range are `bigint`. */
+export type ParameterValue = string | number | bigint | boolean;
+
+/** A `parameters` object. */
+export type Parameters = Record<string, ParameterValue>;
+
+/** JSON `data` as it appears on the wire: flat or nested arrays of elements. */
+export type WireData = readonly (JsonElement | WireData)[];
+
+/** An input tensor in the request JSON. */
+export interface InferInputJson {
+  name: string;
+  shape: number[];
+  datatype: string;
+  parameters?: Parameters;
+  data?: WireData;
+}
+
+/** A requested output in the request JSON. */
+export interface InferRequestedOutputJson {
+  name: string;
+  parameters?: Parameters;
+}
+
+/** The request JSON (the header part of an HTTP infer body). */
+export interface InferRequestJson {
+  id?: string;
+  inputs: InferInputJson[];
+  outputs?: InferRequestedOutputJson[];
+  parameters?: Parameters;
+}
+
+/** An output tensor in the response JSON. */
+export interface InferOutputJson {
+  name: string;
+  datatype: string;
+  shape: number[];
+  parameters?: Parameters;
+  data?: WireData;
+}
+
+/** The response JSON (the header part of an HTTP infer response body). */
+export interface InferResponseJson {
+  model_name: string;
+  model_version?: string;
+  id?: string;
+  parameters?: Parameters;
+  outputs: InferOutputJson[];
+}
+
+/** The HTTP error body every Triton endpoint answers with on failure. */
+export interface ErrorJson {
+  error: string;
+}
+
+/** Name of the header that carries the JSON length of a body with a binary tail (lower case). */
+export const INFERENCE_HEADER_CONTENT_LENGTH = 'inference-header-content-length';
+
+/**
+ * Request parameter keys reserved by the protocol; a client refuses them as custom parameters. Any
+ * key starting with {@link RESERVED_PARAMETER_PREFIX} is reserved too.
+ */
+export const RESERVED_PARAMETERS: readonly string[] = [
+  'sequence_id',
+  'sequence_start',
+  'sequence_end',
+  'priority',
+  'timeout',
+  'headers',
+  'binary_data_output',
+];
+
+/** Prefix of parameter keys reserved for Triton. */
+export const RESERVED_PARAMETER_PREFIX = 'triton_';
+
+/** True when `key` may not be used as a custom request parameter. */
+export function isReservedParameter(key: string): boolean {
+  return RESERVED_PARAMETERS.includes(key) || key.startsWith(RESERVED_PARAMETER_PREFIX);
+}
