@@ -1,0 +1,302 @@
+"""GourmetGram food classifier: a Triton Python-backend model.
+
+Contract (see ../config.pbtxt):
+  INPUT_IMAGE  BYTES [N, 1]  base64 text of an encoded photo (JPEG, PNG, WebP, ...), one per row
+  FOOD_LABEL   BYTES [N, 1]  the top Food-11 class of each row
+  PROBABILITY  FP32  [N, 1]  the softmax probability of that class
+
+What happens to one execute() call:
+  1. every row of every request is decoded and preprocessed the way the web app does it (EXIF
+     orientation applied, converted to RGB with any alpha channel dropped, squashed to size x size
+     with bilinear filtering, scaled to [0, 1], normalised with the ImageNet mean/std, CHW, FP32);
+     the parameters come from this model's config, never from constants in this file;
+  2. a request with a row that cannot be decoded gets an error response naming the row and the
+     reason; it takes no part in step 3 and does not disturb the other requests;
+  3. the rows of all remaining requests are stacked and sent to onnxruntime in ONE session run;
+  4. each row's logits go through a softmax and the top class and its probability are returned.
+
+The ONNX file and the labels are found through the config parameters `onnx_model_path` and
+`labels_path`, relative to this model's directory (by default the files of food_classifier_onnx, so
+the repository keeps one copy of the weights).
+"""
+
+import base64
+import binascii
+import io
+import json
+import os
+
+import numpy as np
+from PIL import Image, ImageOps, UnidentifiedImageError
+
+import triton_python_backend_utils as pb_utils
+
+INPUT_NAME = "INPUT_IMAGE"
+LABEL_OUTPUT = "FOOD_LABEL"
+PROBABILITY_OUTPUT = "PROBABILITY"
+
+# Used only when a parameter is missing from the config; the shipped config sets all of them.
+DEFAULT_PARAMETERS = {
+    "onnx_model_path": "../food_classifier_onnx/1/model.onnx",
+    "labels_path": "../food_classifier_onnx/labels.txt",
+    "max_image_pixels": "40000000",
+    "preprocess_resize": "squash",
+    "preprocess_size": "224",
+    "preprocess_mean": "0.485,0.456,0.406",
+    "preprocess_std": "0.229,0.224,0.225",
+    "preprocess_layout": "CHW",
+    "preprocess_color": "RGB",
+}
+
+
+class RowError(Exception):
+    """One input row cannot be turned into a model input; the message is shown to the client."""
+
+
+def read_parameters(model_config):
+    """The string parameters of a model config (Triton's JSON form), over the defaults."""
+    values = dict(DEFAULT_PARAMETERS)
+    for key, value in (model_config.get("parameters") or {}).items():
+        if isinstance(value, dict) and "string_value" in value:
+            values[key] = value["string_value"]
+    return values
+
+
+def _float_triple(text, what):
+    try:
+        numbers = [float(part) for part in text.split(",")]
+    except ValueError:
+        raise ValueError(f"parameter {what} must be three comma-separated numbers, got {text!r}") from None
+    if len(numbers) != 3:
+        raise ValueError(f"parameter {what} must be three comma-separated numbers, got {text!r}")
+    return np.array(numbers, dtype=np.float32)
+
+
+class Preprocessor:
+    """Encoded image bytes -> the float32 tensor of one row, as the web app computes it."""
+
+    def __init__(self, parameters):
+        resize = parameters["preprocess_resize"]
+        if resize != "squash":
+            raise ValueError(f"preprocess_resize {resize!r} is not supported (only 'squash')")
+        self.size = int(parameters["preprocess_size"])
+        if self.size <= 0:
+            raise ValueError(f"preprocess_size must be positive, got {self.size}")
+        self.mean = _float_triple(parameters["preprocess_mean"], "preprocess_mean")
+        self.std = _float_triple(parameters["preprocess_std"], "preprocess_std")
+        if np.any(self.std == 0):
+            raise ValueError("preprocess_std must not contain 0")
+        self.layout = parameters["preprocess_layout"].upper()
+        if self.layout not in ("CHW", "HWC"):
+            raise ValueError(f"preprocess_layout must be CHW or HWC, got {self.layout!r}")
+        self.color = parameters["preprocess_color"].upper()
+        if self.color not in ("RGB", "BGR"):
+            raise ValueError(f"preprocess_color must be RGB or BGR, got {self.color!r}")
+        self.max_pixels = int(parameters["max_image_pixels"])
+
+    def row_shape(self):
+        if self.layout == "CHW":
+            return (3, self.size, self.size)
+        return (self.size, self.size, 3)
+
+    def __call__(self, encoded):
+        try:
+            image = Image.open(io.BytesIO(encoded))
+        except Image.DecompressionBombError as exc:
+            raise RowError(f"declares too many pixels ({exc})") from None
+        except UnidentifiedImageError:
+            raise RowError("is not an image format the model can decode (JPEG, PNG, WebP, GIF, BMP, TIFF)") from None
+        except (OSError, ValueError) as exc:
+            raise RowError(f"could not be opened as an image ({exc})") from None
+        width, height = image.size
+        # Checked before any pixel is decoded: a small file can declare a huge canvas.
+        if width * height > self.max_pixels:
+            raise RowError(
+                f"is {width}x{height} = {width * height} pixels, more than the limit of {self.max_pixels}"
+            )
+        try:
+            image.load()
+            image = ImageOps.exif_transpose(image)
+            # Palette, greyscale and CMYK become RGB; an alpha channel is dropped, not composited.
+            image = image.convert("RGB")
+            image = image.resize((self.size, self.size), Image.BILINEAR)
+        except (OSError, ValueError, SyntaxError) as exc:
+            raise RowError(f"is a corrupt or truncated image ({exc})") from None
+        pixels = np.asarray(image, dtype=np.float32) / np.float32(255.0)
+        if self.color == "BGR":
+            pixels = pixels[:, :, ::-1]
+        pixels = (pixels - self.mean) / self.std
+        if self.layout == "CHW":
+            pixels = pixels.transpose(2, 0, 1)
+        return np.ascontiguousarray(pixels, dtype=np.float32)
+
+
+def decode_base64(element):
+    """The bytes behind one INPUT_IMAGE element (base64 text, optionally a data: URL)."""
+    if isinstance(element, (bytes, bytearray, np.bytes_)):
+        try:
+            text = bytes(element).decode("ascii")
+        except UnicodeDecodeError:
+            raise RowError("is not base64 text (it holds non-ASCII bytes; send the base64 of the image)") from None
+    elif isinstance(element, str):
+        text = element
+    else:
+        raise RowError(f"has an unexpected element type {type(element).__name__}")
+    text = text.strip()
+    if text.startswith("data:"):
+        comma = text.find(",")
+        if comma < 0 or ";base64" not in text[:comma]:
+            raise RowError("is a data: URL without ';base64,'")
+        text = text[comma + 1 :]
+    # MIME-style base64 wraps lines; whitespace carries no data.
+    text = "".join(text.split())
+    if not text:
+        raise RowError("is empty")
+    try:
+        return base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise RowError(f"is not valid base64 ({exc})") from None
+
+
+def softmax(logits):
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    exps = np.exp(shifted)
+    return exps / exps.sum(axis=1, keepdims=True)
+
+
+def _log(level, message):
+    logger = getattr(pb_utils, "Logger", None)
+    if logger is not None:
+        getattr(logger, level)(message)
+
+
+class TritonPythonModel:
+    def initialize(self, args):
+        self.model_config = json.loads(args["model_config"])
+        parameters = read_parameters(self.model_config)
+        self.preprocess = Preprocessor(parameters)
+
+        # args["model_repository"] is this model's directory (…/food_classifier).
+        model_dir = args.get("model_repository") or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        onnx_path = os.path.normpath(os.path.join(model_dir, parameters["onnx_model_path"]))
+        labels_path = os.path.normpath(os.path.join(model_dir, parameters["labels_path"]))
+        if not os.path.isfile(onnx_path):
+            raise pb_utils.TritonModelException(
+                f"food_classifier: ONNX model not found at {onnx_path} (parameter onnx_model_path); "
+                "build it with `npm run model:build -w @gourmetgram/food-model`"
+            )
+        if not os.path.isfile(labels_path):
+            raise pb_utils.TritonModelException(
+                f"food_classifier: labels not found at {labels_path} (parameter labels_path)"
+            )
+        with open(labels_path, encoding="utf-8") as handle:
+            self.labels = [line.strip() for line in handle if line.strip()]
+        self.label_bytes = [label.encode("utf-8") for label in self.labels]
+
+        label_config = pb_utils.get_output_config_by_name(self.model_config, LABEL_OUTPUT)
+        probability_config = pb_utils.get_output_config_by_name(self.model_config, PROBABILITY_OUTPUT)
+        if label_config is None or probability_config is None:
+            raise pb_utils.TritonModelException(
+                f"food_classifier: the config must declare outputs {LABEL_OUTPUT} and {PROBABILITY_OUTPUT}"
+            )
+        self.probability_dtype = pb_utils.triton_string_to_numpy(probability_config["data_type"])
+
+        try:
+            import onnxruntime
+        except ImportError:
+            raise pb_utils.TritonModelException(
+                "food_classifier: the onnxruntime Python package is missing from this Triton image "
+                "(build docker/Dockerfile.triton, which installs onnxruntime-gpu)"
+            ) from None
+
+        self.instance_kind = args.get("model_instance_kind", "CPU")
+        device_id = int(args.get("model_instance_device_id") or 0)
+        if self.instance_kind == "GPU":
+            providers = [("CUDAExecutionProvider", {"device_id": device_id}), "CPUExecutionProvider"]
+        else:
+            providers = ["CPUExecutionProvider"]
+        self.session = onnxruntime.InferenceSession(onnx_path, providers=providers)
+        self.input_name = self.session.get_inputs()[0].name
+        self.output_name = self.session.get_outputs()[0].name
+        classes = self.session.get_outputs()[0].shape[-1]
+        if isinstance(classes, int) and classes != len(self.labels):
+            raise pb_utils.TritonModelException(
+                f"food_classifier: {labels_path} has {len(self.labels)} labels but the model outputs {classes} classes"
+            )
+        _log(
+            "log_info",
+            f"food_classifier: {onnx_path} on {self.instance_kind} {device_id} "
+            f"with providers {self.session.get_providers()}",
+        )
+
+    def _rows_of(self, request):
+        """The preprocessed rows of one request and the shape its outputs must have."""
+        tensor = pb_utils.get_input_tensor_by_name(request, INPUT_NAME)
+        if tensor is None:
+            raise RowError(f"request has no input tensor named {INPUT_NAME}")
+        elements = tensor.as_numpy()
+        out_shape = elements.shape
+        rows = []
+        for index, element in enumerate(elements.reshape(-1)):
+            try:
+                rows.append(self.preprocess(decode_base64(element)))
+            except RowError as exc:
+                raise RowError(f"{INPUT_NAME} row {index} {exc}") from None
+        return rows, out_shape
+
+    def execute(self, requests):
+        responses = [None] * len(requests)
+        accepted = []  # (request index, first row in the batch, row count, output shape)
+        batch = []
+        for position, request in enumerate(requests):
+            try:
+                rows, out_shape = self._rows_of(request)
+            except RowError as exc:
+                responses[position] = pb_utils.InferenceResponse(
+                    output_tensors=[], error=pb_utils.TritonError(f"food_classifier: {exc}")
+                )
+                continue
+            accepted.append((position, len(batch), len(rows), out_shape))
+            batch.extend(rows)
+
+        if batch:
+            try:
+                (logits,) = self.session.run(
+                    [self.output_name], {self.input_name: np.stack(batch).astype(np.float32, copy=False)}
+                )
+                logits = np.asarray(logits, dtype=np.float32)
+                if logits.shape != (len(batch), len(self.labels)):
+                    raise ValueError(
+                        f"expected logits of shape {(len(batch), len(self.labels))}, got {logits.shape}"
+                    )
+            except Exception as exc:  # the whole run failed: every request that took part gets the reason
+                message = f"food_classifier: inference failed: {exc}"
+                for position, _, _, _ in accepted:
+                    responses[position] = pb_utils.InferenceResponse(
+                        output_tensors=[], error=pb_utils.TritonError(message)
+                    )
+                return responses
+            probabilities = softmax(logits.astype(np.float64))
+            top = probabilities.argmax(axis=1)
+            top_probability = probabilities[np.arange(len(batch)), top]
+            for position, start, count, out_shape in accepted:
+                labels = np.array([self.label_bytes[k] for k in top[start : start + count]], dtype=np.object_)
+                probs = top_probability[start : start + count].astype(self.probability_dtype)
+                responses[position] = pb_utils.InferenceResponse(
+                    output_tensors=[
+                        pb_utils.Tensor(LABEL_OUTPUT, labels.reshape(out_shape)),
+                        pb_utils.Tensor(PROBABILITY_OUTPUT, probs.reshape(out_shape)),
+                    ]
+                )
+        else:
+            for position, _, _, out_shape in accepted:  # requests with zero rows
+                responses[position] = pb_utils.InferenceResponse(
+                    output_tensors=[
+                        pb_utils.Tensor(LABEL_OUTPUT, np.empty(out_shape, dtype=np.object_)),
+                        pb_utils.Tensor(PROBABILITY_OUTPUT, np.empty(out_shape, dtype=self.probability_dtype)),
+                    ]
+                )
+        return responses
+
+    def finalize(self):
+        self.session = None
