@@ -1,0 +1,133 @@
+/**
+ * Prometheus text exposition (format 0.0.4) of Triton's metrics, with Triton's names, HELP texts,
+ * types and labels (`model`, `version`, and `reason` on failures; labels sorted by name as Triton's
+ * prometheus-cpp prints them), so Triton's Grafana dashboards and alert rules work unchanged.
+ * @packageDocumentation
+ */
+import { FAILURE_REASONS, type ModelStatisticsSnapshot } from '../statistics/model-statistics.js';
+import type { SystemSample } from './system.js';
+
+/** The content type of the exposition. */
+export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+
+interface Family {
+  readonly name: string;
+  readonly help: string;
+  readonly type: 'counter' | 'gauge';
+  readonly value: (s: ModelStatisticsSnapshot) => bigint | number;
+}
+
+/** Per-model families, in Triton's order. (`nv_inference_request_failure` is rendered separately.) */
+const MODEL_FAMILIES: readonly Family[] = [
+  {
+    name: 'nv_inference_count',
+    help: 'Number of inferences performed (does not include cached requests)',
+    type: 'counter',
+    value: (s) => s.inference_count,
+  },
+  {
+    name: 'nv_inference_exec_count',
+    help: 'Number of model executions performed (does not include cached requests)',
+    type: 'counter',
+    value: (s) => s.execution_count,
+  },
+  {
+    name: 'nv_inference_request_duration_us',
+    help: 'Cumulative inference request duration in microseconds (includes cached requests)',
+    type: 'counter',
+    value: (s) => s.durationsUs.request,
+  },
+  {
+    name: 'nv_inference_queue_duration_us',
+    help: 'Cumulative inference queuing duration in microseconds (includes cached requests)',
+    type: 'counter',
+    value: (s) => s.durationsUs.queue,
+  },
+  {
+    name: 'nv_inference_compute_input_duration_us',
+    help: 'Cumulative compute input duration in microseconds (does not include cached requests)',
+    type: 'counter',
+    value: (s) => s.durationsUs.computeInput,
+  },
+  {
+    name: 'nv_inference_compute_infer_duration_us',
+    help: 'Cumulative compute inference duration in microseconds (does not include cached requests)',
+    type: 'counter',
+    value: (s) => s.durationsUs.computeInfer,
+  },
+  {
+    name: 'nv_inference_compute_output_duration_us',
+    help: 'Cumulative inference compute output duration in microseconds (does not include cached requests)',
+    type: 'counter',
+    value: (s) => s.durationsUs.computeOutput,
+  },
+  {
+    name: 'nv_inference_pending_request_count',
+    help: 'Instantaneous number of pending requests awaiting execution per-model.',
+    type: 'gauge',
+    value: (s) => s.pendingRequests,
+  },
+];
+
+/** Escapes a label value (backslash, double quote, newline). */
+export function escapeLabelValue(value: string): string {
+  return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+}
+
+function labels(s: ModelStatisticsSnapshot, reason?: string): string {
+  const r = reason === undefined ? '' : `,reason="${reason}"`;
+  return `{model="${escapeLabelValue(s.name)}"${r},version="${escapeLabelValue(s.version)}"}`;
+}
+
+function header(out: string[], name: string, help: string, type: string): void {
+  out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
+}
+
+/** Options of {@link renderMetrics}. */
+export interface RenderMetricsOptions {
+  /** Host sample for the `nv_cpu_*` gauges; omitted = no CPU metrics (`--allow-cpu-metrics=false`). */
+  readonly system?: SystemSample;
+}
+
+/** Renders every metric for `models` (one snapshot per loaded model version). */
+export function renderMetrics(
+  models: readonly ModelStatisticsSnapshot[],
+  options: RenderMetricsOptions = {},
+): string {
+  const out: string[] = [];
+  if (models.length > 0) {
+    header(
+      out,
+      'nv_inference_request_success',
+      'Number of successful inference requests, all batch sizes',
+      'counter',
+    );
+    for (const s of models)
+      out.push(`nv_inference_request_success${labels(s)} ${s.inference_stats.success.count}`);
+    header(
+      out,
+      'nv_inference_request_failure',
+      'Number of failed inference requests, all batch sizes',
+      'counter',
+    );
+    for (const s of models) {
+      for (const reason of FAILURE_REASONS) {
+        out.push(`nv_inference_request_failure${labels(s, reason)} ${s.failuresByReason[reason]}`);
+      }
+    }
+    for (const f of MODEL_FAMILIES) {
+      header(out, f.name, f.help, f.type);
+      for (const s of models) out.push(`${f.name}${labels(s)} ${f.value(s)}`);
+    }
+  }
+  const sys = options.system;
+  if (sys !== undefined) {
+    header(out, 'nv_cpu_utilization', 'CPU utilization rate [0.0 - 1.0]', 'gauge');
+    out.push(`nv_cpu_utilization ${sys.cpuUtilization}`);
+    header(out, 'nv_cpu_memory_total_bytes', 'CPU total memory (RAM), in bytes', 'gauge');
+    out.push(`nv_cpu_memory_total_bytes ${sys.memoryTotalBytes}`);
+    header(out, 'nv_cpu_memory_used_bytes', 'CPU used memory (RAM), in bytes', 'gauge');
+    out.push(`nv_cpu_memory_used_bytes ${sys.memoryUsedBytes}`);
+  }
+  return out.length === 0 ? '' : `${out.join('\n')}\n`;
+}
