@@ -1,10 +1,35 @@
 /**
  * The model repository: config.pbtxt parsing, ModelConfig ⇄ JSON, repository scanning, versions,
- * auto-complete and validation.
+ * auto-complete, normalization and validation.
  * @packageDocumentation
  */
 export * from './model-config.js';
 export * from './errors.js';
 export * from './types.js';
-export { MODEL_CONFIG_SCHEMA } from './schema.js';
+export { MODEL_CONFIG_SCHEMA, INT64_AS_NUMBER_PATHS } from './schema.js';
+export type {
+  Schema,
+  MessageDescriptor,
+  FieldDescriptor,
+  EnumDescriptor,
+  ValueType,
+  ScalarType,
+} from './schema.js';
 export * from './model-config-io.js';
+export { listRepositoryModels, resolveModel, readLabels, writeOverrideFiles } from './repository.js';
+export { listVersionDirectories, selectVersions } from './versions.js';
+export { completeBackendFields, PLATFORM_BACKENDS, DEFAULT_MODEL_FILENAMES } from './platform.js';
+export {
+  normalizeModelConfig,
+  normalizeInstanceGroups,
+  SEQUENCE_IDLE_DEFAULT_MICROSECONDS,
+} from './normalize.js';
+export { validateModelConfig, type ValidateOptions } from './validate.js';
+export {
+  autoCompleteFromSignature,
+  needsAutoComplete,
+  readOnnxSignature,
+  ORT_TO_CONFIG_DATATYPE,
+  type OnnxTensorInfo,
+} from './autocomplete.js';
+export { parseTextFormat, type TextFormatOptions } from './pbtxt/index.js';

@@ -4,19 +4,13 @@
  * @packageDocumentation
  */
 import type { GpuFallback, ModelDefinition } from '../repository/types.js';
-import type { ModelConfig } from '../repository/model-config.js';
+import { BackendError } from './errors.js';
+import { createIdentityInstance } from './identity-backend.js';
+import { createOnnxInstance } from './onnxruntime-backend.js';
+import { checkBackend } from './support.js';
 import type { ModelInstance } from './types.js';
 
-/** Backends this server implements. */
-export const SUPPORTED_BACKENDS = ['onnxruntime', 'identity'] as const;
-
-/** A supported backend name. */
-export type SupportedBackend = (typeof SUPPORTED_BACKENDS)[number];
-
-/** Whether a config's backend can run here; when not, a user-facing reason. */
-export type BackendSupport =
-  | { readonly supported: true; readonly backend: SupportedBackend }
-  | { readonly supported: false; readonly backend: string; readonly reason: string };
+export { SUPPORTED_BACKENDS, checkBackend, type BackendSupport, type SupportedBackend } from './support.js';
 
 /** Options for {@link createInstances}. */
 export interface CreateInstancesOptions {
@@ -39,27 +33,69 @@ export interface RuntimeModelInstance extends ModelInstance {
 }
 
 /**
- * Tells whether `config`'s backend (after platform normalization) can run in tritonserver-ts.
- * Unsupported: `backend 'python' is not supported by tritonserver-ts (supported: onnxruntime, identity)`.
- */
-export function checkBackend(config: ModelConfig): BackendSupport {
-  void config;
-  throw new Error('not implemented yet');
-}
-
-/**
  * Creates every instance of one model version: for each `instance_group`, `count` instances of its
- * `kind`, named `<group name>_<index>`. KIND_GPU groups fail with `INSTANCE_CREATION_FAILED` unless
- * `gpuFallback: 'cpu'`. On failure, instances already created are disposed.
- * @throws BackendError `BACKEND_UNAVAILABLE` / `INSTANCE_CREATION_FAILED`
+ * `kind`, named `<group name>_<index>` (Triton's instance names). Instances are created one after
+ * another; on failure, instances already created are disposed.
+ *
+ * Kinds: `KIND_CPU` and `KIND_MODEL` run on the CPU and report their kind; `KIND_GPU` groups fail
+ * with `INSTANCE_CREATION_FAILED` (no GPU here, as Triton fails to load them) unless
+ * `gpuFallback: 'cpu'`, which runs them on the CPU and reports `KIND_CPU`.
+ * @throws BackendError `BACKEND_UNAVAILABLE` | `INSTANCE_CREATION_FAILED`
  */
-export function createInstances(
+export async function createInstances(
   model: ModelDefinition,
   version: number,
   options: CreateInstancesOptions = {},
 ): Promise<RuntimeModelInstance[]> {
-  void model;
-  void version;
-  void options;
-  return Promise.reject(new Error('not implemented yet'));
+  const config = model.config;
+  const support = checkBackend(config);
+  if (!support.supported) throw new BackendError('BACKEND_UNAVAILABLE', support.reason);
+  const modelVersion = model.versions.find((v) => v.version === version);
+  if (modelVersion === undefined) {
+    throw new BackendError(
+      'INSTANCE_CREATION_FAILED',
+      `version ${version} of model '${model.name}' is not available (available: ${model.versions.map((v) => v.version).join(', ')})`,
+    );
+  }
+  const created: RuntimeModelInstance[] = [];
+  try {
+    for (const group of config.instance_group) {
+      let kind: string = group.kind;
+      if (kind === 'KIND_GPU') {
+        if ((options.gpuFallback ?? 'error') !== 'cpu') {
+          throw new BackendError(
+            'INSTANCE_CREATION_FAILED',
+            `instance group ${group.name} of model ${model.name} has kind KIND_GPU but no GPUs are available`,
+          );
+        }
+        kind = 'KIND_CPU';
+      } else if (kind === 'KIND_AUTO') {
+        kind = 'KIND_CPU';
+      }
+      for (let index = 0; index < group.count; index++) {
+        const base = { name: `${group.name}_${index}`, kind, groupName: group.name, index, version, config };
+        const instance =
+          support.backend === 'onnxruntime'
+            ? await createOnnxInstance({
+                ...base,
+                modelPath: modelVersion.modelPath,
+                ...(options.defaultIntraOpThreads === undefined
+                  ? {}
+                  : { defaultIntraOpThreads: options.defaultIntraOpThreads }),
+                ...(options.defaultInterOpThreads === undefined
+                  ? {}
+                  : { defaultInterOpThreads: options.defaultInterOpThreads }),
+              })
+            : await createIdentityInstance(base);
+        created.push(instance);
+      }
+    }
+  } catch (err) {
+    await Promise.allSettled(created.map((i) => i.dispose()));
+    if (err instanceof BackendError) throw err;
+    throw new BackendError('INSTANCE_CREATION_FAILED', err instanceof Error ? err.message : String(err), {
+      cause: err,
+    });
+  }
+  return created;
 }

@@ -1,0 +1,288 @@
+/**
+ * Model repository scanning and model resolution: a model directory (or a load override) → a
+ * complete, validated {@link ModelDefinition}, or the reason the model is UNAVAILABLE.
+ *
+ * Steps, in Triton's order: pick the config source (load override, `configs/<name>.pbtxt` for
+ * `--model-config-name`, `config.pbtxt`, or nothing when auto-complete may fill it); parse; check
+ * the name; fill platform/backend/default filename; auto-complete from the ONNX model; normalize;
+ * validate; check the backend can run here; select versions by `version_policy`; load labels.
+ * @packageDocumentation
+ */
+import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, isAbsolute, join, normalize, resolve, sep } from 'node:path';
+
+import { checkBackend } from '../runtime/support.js';
+import { autoCompleteFromSignature, needsAutoComplete, readOnnxSignature } from './autocomplete.js';
+import { ModelConfigError, ModelRepositoryError } from './errors.js';
+import type { ModelConfig } from './model-config.js';
+import { createModelConfig, parseModelConfigJson, parseModelConfigText } from './model-config-io.js';
+import { normalizeInstanceGroups, normalizeModelConfig } from './normalize.js';
+import { completeBackendFields } from './platform.js';
+import type {
+  ModelDefinition,
+  ModelResolution,
+  ModelVersion,
+  RepositoryEntry,
+  ResolveModelOptions,
+} from './types.js';
+import { validateModelConfig } from './validate.js';
+import { listVersionDirectories, selectVersions } from './versions.js';
+
+/**
+ * Lists the model directories of one or more repositories (hidden entries skipped), sorted by
+ * name within each repository. A model present in two repositories appears twice.
+ * @throws ModelRepositoryError `REPOSITORY_NOT_FOUND`
+ */
+export async function listRepositoryModels(repositories: readonly string[]): Promise<RepositoryEntry[]> {
+  const out: RepositoryEntry[] = [];
+  for (const repo of repositories) {
+    const root = resolve(repo);
+    let entries;
+    try {
+      entries = await readdir(root, { withFileTypes: true });
+    } catch (err) {
+      throw new ModelRepositoryError('REPOSITORY_NOT_FOUND', `failed to read model repository '${repo}'`, {
+        cause: err,
+      });
+    }
+    const names: string[] = [];
+    for (const e of entries) {
+      if (e.name.startsWith('.')) continue;
+      if (e.isDirectory()) names.push(e.name);
+      else if (e.isSymbolicLink() && (await isDirectory(join(root, e.name)))) names.push(e.name);
+    }
+    for (const name of names.sort()) out.push({ name, directory: join(root, name), repository: root });
+  }
+  return out;
+}
+
+async function isDirectory(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+async function isFile(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isFile();
+  } catch {
+    return false;
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Resolves one model. Never throws for problems of the model itself: those come back as
+ * `{ ok: false, reason, error }` for the core to report the model UNAVAILABLE.
+ */
+export async function resolveModel(
+  entry: RepositoryEntry,
+  options: ResolveModelOptions = {},
+): Promise<ModelResolution> {
+  let tempDirectory: string | undefined;
+  try {
+    let directory = entry.directory;
+    if (options.files !== undefined && fileEntries(options.files).length > 0) {
+      if (options.configOverride === undefined) {
+        throw new ModelRepositoryError(
+          'INVALID_LOAD_OVERRIDE',
+          "'file:' parameters require a 'config' override",
+        );
+      }
+      tempDirectory = await mkdtemp(join(tmpdir(), 'tritonserver-ts-model-'));
+      directory = join(tempDirectory, entry.name);
+      await writeOverrideFiles(directory, options.files);
+    }
+    const model = await resolveDirectory(entry.name, directory, options, tempDirectory);
+    return { ok: true, model };
+  } catch (err) {
+    if (tempDirectory !== undefined) await rm(tempDirectory, { recursive: true, force: true });
+    const error = err instanceof Error ? err : new Error(String(err));
+    return { ok: false, name: entry.name, reason: error.message, error };
+  }
+}
+
+function fileEntries(files: NonNullable<ResolveModelOptions['files']>): [string, Uint8Array][] {
+  if (files instanceof Map) return [...(files as ReadonlyMap<string, Uint8Array>).entries()];
+  return Object.entries(files as Readonly<Record<string, Uint8Array>>);
+}
+
+/**
+ * Writes `file:<version>/<name>` contents under `directory` (the prefix is optional). Paths must be
+ * relative and stay inside the directory.
+ * @throws ModelRepositoryError `INVALID_LOAD_OVERRIDE`
+ */
+export async function writeOverrideFiles(
+  directory: string,
+  files: NonNullable<ResolveModelOptions['files']>,
+): Promise<void> {
+  await mkdir(directory, { recursive: true });
+  for (const [key, content] of fileEntries(files)) {
+    const rel = key.startsWith('file:') ? key.slice('file:'.length) : key;
+    const target = normalize(join(directory, rel));
+    if (rel === '' || isAbsolute(rel) || !target.startsWith(directory + sep)) {
+      throw new ModelRepositoryError('INVALID_LOAD_OVERRIDE', `invalid file path '${key}' in load request`);
+    }
+    await mkdir(dirname(target), { recursive: true });
+    await writeFile(target, content);
+  }
+}
+
+async function readConfig(
+  name: string,
+  directory: string,
+  options: ResolveModelOptions,
+): Promise<{ config: ModelConfig; configFile: string | undefined }> {
+  if (options.configOverride !== undefined) {
+    return { config: parseModelConfigJson(options.configOverride), configFile: undefined };
+  }
+  const candidates: string[] = [];
+  if (options.modelConfigName !== undefined && options.modelConfigName !== '') {
+    candidates.push(join(directory, 'configs', `${options.modelConfigName}.pbtxt`));
+  }
+  candidates.push(join(directory, 'config.pbtxt'));
+  for (const file of candidates) {
+    if (await isFile(file)) {
+      const text = await readFile(file, 'utf8');
+      try {
+        return { config: parseModelConfigText(text, { file }), configFile: file };
+      } catch (err) {
+        if (err instanceof ModelConfigError) {
+          throw new ModelConfigError(err.code, `failed to parse model config: ${err.message}`, {
+            ...(err.location === undefined ? {} : { location: err.location }),
+            ...(err.fieldPath === undefined ? {} : { fieldPath: err.fieldPath }),
+            cause: err,
+          });
+        }
+        throw err;
+      }
+    }
+  }
+  if (options.autoCompleteConfig === false) {
+    throw new ModelConfigError(
+      'MODEL_CONFIG_INVALID',
+      `failed to load model config for '${name}': ${join(directory, 'config.pbtxt')} not found and auto-complete is disabled`,
+    );
+  }
+  return { config: createModelConfig(), configFile: undefined };
+}
+
+async function resolveDirectory(
+  name: string,
+  directory: string,
+  options: ResolveModelOptions,
+  tempDirectory: string | undefined,
+): Promise<ModelDefinition> {
+  if (!(await isDirectory(directory))) {
+    throw new ModelRepositoryError('MODEL_NOT_FOUND', `model directory '${directory}' does not exist`);
+  }
+  const { config, configFile } = await readConfig(name, directory, options);
+
+  if (config.name === '') config.name = name;
+  else if (config.name !== name) {
+    throw new ModelConfigError(
+      'MODEL_CONFIG_INVALID',
+      `unexpected directory name '${name}' for model '${config.name}', directory name must equal model name`,
+      { fieldPath: 'name' },
+    );
+  }
+
+  const available = await listVersionDirectories(directory);
+  const firstVersionDir = available.map(String).sort()[0];
+  const versionFiles = new Set<string>(
+    firstVersionDir === undefined ? [] : await readdir(join(directory, firstVersionDir)).catch(() => []),
+  );
+  completeBackendFields(config, versionFiles);
+
+  // Version selection needs the policy; normalization gives the default one.
+  normalizeModelConfig(config);
+  const selected = selectVersions(config.version_policy, available);
+  if (selected.length === 0) {
+    throw new ModelRepositoryError(
+      'MODEL_LOAD_FAILED',
+      `at least one version must be available under the version policy of model '${name}'`,
+    );
+  }
+
+  if (config.backend === 'onnxruntime' && options.autoCompleteConfig !== false && needsAutoComplete(config)) {
+    const latest = selected[selected.length - 1] as number;
+    const modelPath = join(directory, String(latest), config.default_model_filename);
+    if (!(await exists(modelPath))) {
+      throw new ModelRepositoryError(
+        'MODEL_LOAD_FAILED',
+        `unable to find '${modelPath}' for model '${name}'`,
+      );
+    }
+    autoCompleteFromSignature(
+      config,
+      await readOnnxSignature(modelPath, name),
+      options.defaultMaxBatchSize ?? 4,
+    );
+    normalizeModelConfig(config);
+  }
+  normalizeInstanceGroups(config);
+  validateModelConfig(config, options.gpuFallback === undefined ? {} : { gpuFallback: options.gpuFallback });
+
+  const support = checkBackend(config);
+  if (!support.supported) throw new ModelRepositoryError('MODEL_LOAD_FAILED', support.reason);
+
+  const versions: ModelVersion[] = [];
+  for (const v of selected) {
+    const versionDir = join(directory, String(v));
+    const modelPath = join(versionDir, config.default_model_filename);
+    if (config.backend === 'onnxruntime' && !(await exists(modelPath))) {
+      throw new ModelRepositoryError(
+        'MODEL_LOAD_FAILED',
+        `unable to find '${modelPath}' for model '${name}'`,
+      );
+    }
+    versions.push({ version: v, directory: versionDir, modelPath });
+  }
+
+  const labels = new Map<string, readonly string[]>();
+  for (const output of config.output) {
+    if (output.label_filename === '') continue;
+    labels.set(output.name, await readLabels(join(directory, output.label_filename), name, output.name));
+  }
+
+  return {
+    name,
+    directory,
+    config,
+    backend: config.backend,
+    versions,
+    labels,
+    configFile,
+    cleanup: async () => {
+      if (tempDirectory !== undefined) await rm(tempDirectory, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Reads a label file: line N is the label of class N (a trailing newline adds no label). */
+export async function readLabels(path: string, modelName = '', outputName = ''): Promise<string[]> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw new ModelRepositoryError(
+      'MODEL_LOAD_FAILED',
+      `unable to read label file '${path}' of output '${outputName}' for model '${modelName}'`,
+      { cause: err },
+    );
+  }
+  const lines = text.split('\n').map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l));
+  if (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
+  return lines;
+}

@@ -1,0 +1,356 @@
+/**
+ * The `onnxruntime` backend: one onnxruntime-node `InferenceSession` per model instance.
+ *
+ * Session options follow Triton's onnxruntime backend where they apply on a CPU:
+ * `parameters { key: "intra_op_thread_count" … }` and `inter_op_thread_count` (default here 1 each,
+ * not ORT's "all cores", because instances run side by side on small machines),
+ * `execution_mode` (0 sequential, 1 parallel), `enable_mem_arena`, `enable_mem_pattern`, and
+ * `optimization { graph { level } }` (−1 basic, 1 extended, 2 disabled, otherwise all).
+ * `gpu_execution_accelerator` entries (e.g. TensorRT) are ignored because instances run on the CPU;
+ * any `cpu_execution_accelerator` is refused like Triton does for accelerators it does not have.
+ * @packageDocumentation
+ */
+import type { Datatype, Tensor } from '@tritonserver-ts/client/protocol';
+import { datatypeFromModelConfig } from '@tritonserver-ts/client/protocol';
+import ort from 'onnxruntime-node';
+
+import type { ModelConfig, ModelInput, ModelOutput } from '../repository/model-config.js';
+import { BackendError } from './errors.js';
+import { fromOrtTensor, toOrtTensor } from './ort-tensors.js';
+import { formatShape, reshapeBatched, shapeMatches } from './shapes.js';
+import type { RuntimeModelInstance } from './backends.js';
+import type { ExecutionResult } from './types.js';
+
+/** What an instance needs to know. */
+export interface OnnxInstanceSpec {
+  readonly name: string;
+  readonly kind: string;
+  readonly groupName: string;
+  readonly index: number;
+  readonly version: number;
+  readonly modelPath: string;
+  readonly config: ModelConfig;
+  readonly defaultIntraOpThreads?: number;
+  readonly defaultInterOpThreads?: number;
+}
+
+function parameter(config: ModelConfig, key: string): string | undefined {
+  return config.parameters[key]?.string_value;
+}
+
+function intParameter(config: ModelConfig, key: string, fallback: number): number {
+  const raw = parameter(config, key);
+  if (raw === undefined) return fallback;
+  if (!/^-?[0-9]+$/.test(raw.trim())) {
+    throw new BackendError(
+      'INSTANCE_CREATION_FAILED',
+      `failed to convert '${raw}' to integer for parameter '${key}' of model '${config.name}'`,
+    );
+  }
+  return Number(raw.trim());
+}
+
+function boolParameter(config: ModelConfig, key: string): boolean | undefined {
+  const raw = parameter(config, key);
+  if (raw === undefined) return undefined;
+  const v = raw.trim().toLowerCase();
+  if (['true', '1', 'on', 'yes'].includes(v)) return true;
+  if (['false', '0', 'off', 'no'].includes(v)) return false;
+  throw new BackendError(
+    'INSTANCE_CREATION_FAILED',
+    `failed to convert '${raw}' to boolean for parameter '${key}' of model '${config.name}'`,
+  );
+}
+
+/** ORT session options from a model config (see the module documentation). */
+export function sessionOptionsFor(
+  config: ModelConfig,
+  defaults: { intraOpThreads?: number; interOpThreads?: number } = {},
+): ort.InferenceSession.SessionOptions {
+  const intra = intParameter(config, 'intra_op_thread_count', 0);
+  const inter = intParameter(config, 'inter_op_thread_count', 0);
+  const mode = intParameter(config, 'execution_mode', 0);
+  if (mode !== 0 && mode !== 1) {
+    throw new BackendError(
+      'INSTANCE_CREATION_FAILED',
+      `Invalid configuration value provided. Expected values for execution_mode are 0 or 1 but got ${mode} .`,
+    );
+  }
+  const level = config.optimization?.graph?.level ?? 0;
+  const graphOptimizationLevel =
+    level === -1 ? 'basic' : level === 1 ? 'extended' : level === 2 ? 'disabled' : 'all';
+  for (const acc of config.optimization?.execution_accelerators?.cpu_execution_accelerator ?? []) {
+    throw new BackendError(
+      'INSTANCE_CREATION_FAILED',
+      `unknown Execution Accelerator '${acc.name}' is requested`,
+    );
+  }
+  const options: ort.InferenceSession.SessionOptions = {
+    intraOpNumThreads: intra > 0 ? intra : (defaults.intraOpThreads ?? 1),
+    interOpNumThreads: inter > 0 ? inter : (defaults.interOpThreads ?? 1),
+    executionMode: mode === 1 ? 'parallel' : 'sequential',
+    graphOptimizationLevel,
+  };
+  const arena = boolParameter(config, 'enable_mem_arena');
+  if (arena !== undefined) options.enableCpuMemArena = arena;
+  const pattern = boolParameter(config, 'enable_mem_pattern');
+  if (pattern !== undefined) options.enableMemPattern = pattern;
+  return options;
+}
+
+function configDatatype(io: ModelInput | ModelOutput): Datatype {
+  const dt = datatypeFromModelConfig(io.data_type);
+  if (dt === undefined)
+    throw new BackendError('INSTANCE_CREATION_FAILED', `invalid data_type ${io.data_type} for '${io.name}'`);
+  return dt;
+}
+
+/** Creates and validates one ORT-backed instance. */
+export async function createOnnxInstance(spec: OnnxInstanceSpec): Promise<RuntimeModelInstance> {
+  const options = sessionOptionsFor(spec.config, {
+    ...(spec.defaultIntraOpThreads === undefined ? {} : { intraOpThreads: spec.defaultIntraOpThreads }),
+    ...(spec.defaultInterOpThreads === undefined ? {} : { interOpThreads: spec.defaultInterOpThreads }),
+  });
+  let session: ort.InferenceSession;
+  try {
+    session = await ort.InferenceSession.create(spec.modelPath, options);
+  } catch (err) {
+    throw new BackendError(
+      'INSTANCE_CREATION_FAILED',
+      `failed to create onnxruntime session for instance '${spec.name}' from '${spec.modelPath}': ${err instanceof Error ? err.message : String(err)}`,
+      { cause: err },
+    );
+  }
+  try {
+    validateSignature(session, spec.config);
+  } catch (err) {
+    await session.release();
+    throw err;
+  }
+  return new OnnxRuntimeInstance(spec, session);
+}
+
+function validateSignature(session: ort.InferenceSession, config: ModelConfig): void {
+  const batched = config.max_batch_size > 0;
+  const check = (
+    kind: 'input' | 'output',
+    ios: readonly (ModelInput | ModelOutput)[],
+    metas: readonly ort.InferenceSession.ValueMetadata[],
+  ): void => {
+    const byName = new Map(metas.map((m) => [m.name, m]));
+    for (const io of ios) {
+      const meta = byName.get(io.name);
+      if (meta === undefined) {
+        throw new BackendError(
+          'INSTANCE_CREATION_FAILED',
+          `unexpected inference ${kind} '${io.name}', allowed ${kind}s are: ${metas.map((m) => m.name).join(', ')}`,
+        );
+      }
+      if (!meta.isTensor)
+        throw new BackendError('INSTANCE_CREATION_FAILED', `model ${kind} '${io.name}' is not a tensor`);
+      const expectedType = configDatatype(io);
+      const modelType = ortTypeName(meta.type);
+      if (modelType !== expectedType) {
+        throw new BackendError(
+          'INSTANCE_CREATION_FAILED',
+          `unexpected datatype TYPE_${modelType === 'BYTES' ? 'STRING' : modelType} for inference ${kind} '${io.name}', expecting ${io.data_type}`,
+        );
+      }
+      const modelShape = meta.shape.map((d) => (typeof d === 'number' && d >= 0 ? d : -1));
+      const inner = io.reshape?.shape ?? io.dims;
+      const expected = batched ? [-1, ...inner] : inner;
+      const scalarOk = !batched && modelShape.length === 0 && expected.length === 1 && expected[0] === 1;
+      const fits =
+        scalarOk ||
+        (modelShape.length === expected.length && modelShape.every((d, i) => d === -1 || d === expected[i]));
+      if (!fits) {
+        throw new BackendError(
+          'INSTANCE_CREATION_FAILED',
+          `model '${config.name}', tensor '${io.name}': the model expects ${modelShape.length} dimensions (shape ${formatShape(modelShape)}) but the model configuration specifies ${expected.length} dimensions (${batched ? 'an initial batch dimension because max_batch_size > 0 followed by the explicit tensor shape, making complete shape ' : 'shape '}${formatShape(expected)})`,
+        );
+      }
+    }
+  };
+  check('input', config.input, session.inputMetadata);
+  check('output', config.output, session.outputMetadata);
+  const configured = new Set(config.input.map((i) => i.name));
+  const missing = session.inputMetadata.filter((m) => !configured.has(m.name));
+  if (missing.length > 0) {
+    throw new BackendError(
+      'INSTANCE_CREATION_FAILED',
+      `unable to load model '${config.name}', configuration expects ${config.input.length} inputs, model provides ${session.inputMetadata.length}`,
+    );
+  }
+}
+
+function ortTypeName(type: string): string {
+  const map: Record<string, string> = {
+    bool: 'BOOL',
+    uint8: 'UINT8',
+    uint16: 'UINT16',
+    uint32: 'UINT32',
+    uint64: 'UINT64',
+    int8: 'INT8',
+    int16: 'INT16',
+    int32: 'INT32',
+    int64: 'INT64',
+    float16: 'FP16',
+    float32: 'FP32',
+    float64: 'FP64',
+    string: 'BYTES',
+  };
+  return map[type] ?? type.toUpperCase();
+}
+
+class OnnxRuntimeInstance implements RuntimeModelInstance {
+  readonly name: string;
+  readonly kind: string;
+  readonly groupName: string;
+  readonly index: number;
+  readonly version: number;
+  #session: ort.InferenceSession | undefined;
+  readonly #config: ModelConfig;
+  readonly #inputs: { io: ModelInput; datatype: Datatype }[];
+  readonly #outputs: { io: ModelOutput; datatype: Datatype }[];
+
+  constructor(spec: OnnxInstanceSpec, session: ort.InferenceSession) {
+    this.name = spec.name;
+    this.kind = spec.kind;
+    this.groupName = spec.groupName;
+    this.index = spec.index;
+    this.version = spec.version;
+    this.#session = session;
+    this.#config = spec.config;
+    this.#inputs = spec.config.input.map((io) => ({ io, datatype: configDatatype(io) }));
+    this.#outputs = spec.config.output.map((io) => ({ io, datatype: configDatatype(io) }));
+  }
+
+  async execute(inputs: ReadonlyMap<string, Tensor>): Promise<ExecutionResult> {
+    const session = this.#session;
+    if (session === undefined)
+      throw new BackendError('INSTANCE_DISPOSED', `instance '${this.name}' has been disposed`);
+    const modelName = this.#config.name;
+    const batched = this.#config.max_batch_size > 0;
+    const t0 = process.hrtime.bigint();
+
+    for (const name of inputs.keys()) {
+      if (!this.#inputs.some((i) => i.io.name === name)) {
+        throw new BackendError(
+          'INVALID_EXECUTION_INPUT',
+          `unexpected inference input '${name}' for model '${modelName}'`,
+        );
+      }
+    }
+    const feeds: Record<string, ort.Tensor> = {};
+    let batch: number | undefined;
+    for (const { io, datatype } of this.#inputs) {
+      const tensor = inputs.get(io.name);
+      if (tensor === undefined) {
+        if (io.optional) continue;
+        throw new BackendError(
+          'INVALID_EXECUTION_INPUT',
+          `expected input '${io.name}' for model '${modelName}' is missing`,
+        );
+      }
+      if (tensor.datatype !== datatype) {
+        throw new BackendError(
+          'INVALID_EXECUTION_INPUT',
+          `unexpected datatype ${tensor.datatype} for input '${io.name}' of model '${modelName}', expecting ${datatype}`,
+        );
+      }
+      if (batched) {
+        const b = tensor.shape[0];
+        if (b === undefined || (batch !== undefined && b !== batch)) {
+          throw new BackendError(
+            'INVALID_EXECUTION_INPUT',
+            `inputs of model '${modelName}' must share one batch dimension`,
+          );
+        }
+        batch = b;
+      }
+      let shape: readonly number[] = tensor.shape;
+      if (io.reshape !== undefined) {
+        const r = reshapeBatched(tensor.shape, batched, io.reshape.shape);
+        if (r === undefined) {
+          throw new BackendError(
+            'INVALID_EXECUTION_INPUT',
+            `input '${io.name}' of shape ${formatShape(tensor.shape)} cannot be reshaped to ${formatShape(io.reshape.shape)}`,
+          );
+        }
+        shape = r;
+      }
+      const meta = session.inputMetadata.find((m) => m.name === io.name);
+      if (meta !== undefined && meta.isTensor && meta.shape.length === 0 && !batched) shape = [];
+      try {
+        feeds[io.name] = toOrtTensor(tensor, shape);
+      } catch (err) {
+        if (err instanceof BackendError) throw err;
+        throw new BackendError('INVALID_EXECUTION_INPUT', `input '${io.name}': ${(err as Error).message}`, {
+          cause: err,
+        });
+      }
+    }
+    const t1 = process.hrtime.bigint();
+
+    let results: ort.InferenceSession.ReturnType;
+    try {
+      results = await session.run(
+        feeds,
+        this.#outputs.map((o) => o.io.name),
+      );
+    } catch (err) {
+      throw new BackendError(
+        'EXECUTION_FAILED',
+        `onnxruntime execution failure in model '${modelName}': ${err instanceof Error ? err.message : String(err)}`,
+        { cause: err },
+      );
+    }
+    const t2 = process.hrtime.bigint();
+
+    const outputs = new Map<string, Tensor>();
+    for (const { io, datatype } of this.#outputs) {
+      const value = results[io.name];
+      if (value === undefined)
+        throw new BackendError('EXECUTION_FAILED', `model '${modelName}' produced no output '${io.name}'`);
+      let tensor = fromOrtTensor(io.name, value);
+      if (tensor.datatype !== datatype) {
+        throw new BackendError(
+          'EXECUTION_FAILED',
+          `unexpected datatype ${tensor.datatype} for inference output '${io.name}', expecting ${datatype}`,
+        );
+      }
+      let shape: readonly number[] = tensor.shape;
+      if (!batched && shape.length === 0) shape = [1];
+      if (io.reshape !== undefined) {
+        const r = reshapeBatched(shape, batched, io.dims);
+        if (r === undefined) {
+          throw new BackendError(
+            'EXECUTION_FAILED',
+            `output '${io.name}' of shape ${formatShape(shape)} does not fit dims ${formatShape(io.dims)}`,
+          );
+        }
+        shape = r;
+      }
+      const expected = batched ? [batch ?? -1, ...io.dims] : io.dims;
+      if (!shapeMatches(expected, shape)) {
+        throw new BackendError(
+          'EXECUTION_FAILED',
+          `output '${io.name}' of model '${modelName}' has shape ${formatShape(shape)}, expected ${formatShape(expected)}`,
+        );
+      }
+      if (shape !== tensor.shape) tensor = { ...tensor, shape };
+      outputs.set(io.name, tensor);
+    }
+    const t3 = process.hrtime.bigint();
+    return {
+      outputs,
+      timings: { computeInputNs: t1 - t0, computeInferNs: t2 - t1, computeOutputNs: t3 - t2 },
+    };
+  }
+
+  async dispose(): Promise<void> {
+    const session = this.#session;
+    this.#session = undefined;
+    if (session !== undefined) await session.release();
+  }
+}

@@ -1,0 +1,35 @@
+/**
+ * Which backends tritonserver-ts can run (no heavy imports: the repository layer uses this to mark
+ * models UNAVAILABLE early).
+ * @packageDocumentation
+ */
+
+/** Backends this server implements. */
+export const SUPPORTED_BACKENDS = ['onnxruntime', 'identity'] as const;
+
+/** A supported backend name. */
+export type SupportedBackend = (typeof SUPPORTED_BACKENDS)[number];
+
+/** Whether a config's backend can run here; when not, a user-facing reason. */
+export type BackendSupport =
+  | { readonly supported: true; readonly backend: SupportedBackend }
+  | { readonly supported: false; readonly backend: string; readonly reason: string };
+
+/**
+ * Tells whether a (normalized) config's backend can run in tritonserver-ts, e.g.
+ * `backend 'python' is not supported by tritonserver-ts (supported: onnxruntime, identity)`.
+ */
+export function checkBackend(config: {
+  readonly backend: string;
+  readonly platform: string;
+}): BackendSupport {
+  const backend = config.backend;
+  if ((SUPPORTED_BACKENDS as readonly string[]).includes(backend)) {
+    return { supported: true, backend: backend as SupportedBackend };
+  }
+  const what =
+    backend === ''
+      ? `platform '${config.platform}' is not supported by tritonserver-ts`
+      : `backend '${backend}' is not supported by tritonserver-ts`;
+  return { supported: false, backend, reason: `${what} (supported: ${SUPPORTED_BACKENDS.join(', ')})` };
+}
