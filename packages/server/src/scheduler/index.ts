@@ -1,0 +1,15 @@
+/**
+ * Scheduling per Triton: the default scheduler, the dynamic batcher, warmup and reload.
+ * @packageDocumentation
+ */
+export * from './types.js';
+export * from './errors.js';
+export * from './batch.js';
+export * from './engine.js';
+export * from './default-scheduler.js';
+export * from './dynamic-batcher.js';
+export * from './priority-batch-queue.js';
+export * from './create-scheduler.js';
+export * from './reloadable-scheduler.js';
+export * from './warmup.js';
+export type { QueuedRequest, SchedulingQueue, TakeResult } from './entry.js';
