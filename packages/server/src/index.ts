@@ -1,1 +1,18 @@
-export {};
+/**
+ * `@tritonserver-ts/server`: an embedded Triton-compatible inference server on onnxruntime-node.
+ * @packageDocumentation
+ */
+export { startServer, StartupError, type RunningServer, type StartServerOptions } from './start.js';
+export {
+  InferenceServer,
+  SERVER_EXTENSIONS,
+  SERVER_NAME,
+  SERVER_VERSION,
+  type InferenceServerOptions,
+} from './core/server.js';
+export { ServerError, httpStatusForKind, type ServerErrorKind } from './core/errors.js';
+export type * from './core/types.js';
+export type { LogSettings } from './core/logging.js';
+export type { TraceSettings } from './core/trace.js';
+export { startHttpServer, type HttpServerHandle, type HttpServerOptions } from './http/server.js';
+export { DEFAULT_MAX_INPUT_SIZE } from './http/body.js';

@@ -1,0 +1,122 @@
+#!/usr/bin/env node
+/**
+ * `tritonserver-ts`: run the embedded Triton-compatible server from the command line.
+ * Exit codes: 0 after a graceful shutdown (SIGINT / SIGTERM), 1 on a bad command line or a startup
+ * failure (including a model that fails to load with `--exit-on-error=true`).
+ * @packageDocumentation
+ */
+import { readFileSync } from 'node:fs';
+
+import { CliUsageError, parseArgs, usage } from './cli-args.js';
+import { startServer, StartupError, type RunningServer } from './start.js';
+
+function packageVersion(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+      version?: string;
+    };
+    return pkg.version ?? '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+}
+
+function table(rows: readonly (readonly string[])[]): string {
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
+  const line = `+${widths.map((w) => '-'.repeat(w + 2)).join('+')}+`;
+  const fmt = (r: readonly string[]): string =>
+    `| ${r.map((c, i) => c.padEnd(widths[i] ?? 0)).join(' | ')} |`;
+  const [head, ...body] = rows;
+  return [line, fmt(head ?? []), line, ...body.map(fmt), line].join('\n');
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  let options;
+  try {
+    options = parseArgs(argv);
+  } catch (error) {
+    if (error instanceof CliUsageError) {
+      process.stderr.write(
+        `tritonserver-ts: ${error.message}\nRun 'tritonserver-ts --help' for the list of options.\n`,
+      );
+      return 1;
+    }
+    throw error;
+  }
+  if (options.help) {
+    process.stdout.write(usage() + '\n');
+    return 0;
+  }
+  if (options.version) {
+    process.stdout.write(`tritonserver-ts ${packageVersion()}\n`);
+    return 0;
+  }
+
+  let running: RunningServer;
+  try {
+    running = await startServer(options.server);
+  } catch (error) {
+    const message =
+      error instanceof StartupError ? 'failed to load all models' : String((error as Error).message ?? error);
+    process.stderr.write(`error: creating server: Internal - ${message}\n`);
+    return 1;
+  }
+  const core = running.server;
+  const index = await core.repositoryIndex();
+  if (index.length > 0) {
+    const rows = [
+      ['Model', 'Version', 'Status'],
+      ...index.map((e) => [
+        e.name,
+        e.version ?? '-',
+        e.state === undefined ? '-' : e.state === 'READY' ? 'READY' : `${e.state}: ${e.reason ?? ''}`,
+      ]),
+    ];
+    core.logger.info('\n' + table(rows));
+  }
+  if (running.url !== '')
+    core.logger.info(`Started HTTPService at ${options.server.httpAddress ?? '0.0.0.0'}:${running.httpPort}`);
+  if (running.metricsPort !== undefined) {
+    core.logger.info(
+      `Started Metrics Service at ${options.server.httpAddress ?? '0.0.0.0'}:${running.metricsPort}`,
+    );
+  }
+
+  return new Promise<number>((resolve) => {
+    let stopping = false;
+    const stop = (signal: string): void => {
+      if (stopping) {
+        core.logger.warn(`Received ${signal} again, exiting immediately`);
+        resolve(1);
+        return;
+      }
+      stopping = true;
+      core.logger.info(
+        `Received ${signal}, waiting for in-flight requests (timeout ${options.server.exitTimeoutSecs ?? 30} s)`,
+      );
+      running.close().then(
+        (finished) => {
+          if (!finished) core.logger.warn('Exit timeout expired with requests still in flight');
+          core.logger.info('Server stopped');
+          resolve(0);
+        },
+        (error: unknown) => {
+          core.logger.error(`shutdown failed: ${String(error)}`);
+          resolve(1);
+        },
+      );
+    };
+    process.on('SIGINT', () => stop('SIGINT'));
+    process.on('SIGTERM', () => stop('SIGTERM'));
+  });
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(
+      `tritonserver-ts: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    process.exit(1);
+  },
+);

@@ -1,0 +1,48 @@
+/**
+ * Triton's classification extension on the server side: turns an output tensor into its top-k
+ * classes per batch row as a BYTES tensor of `"<value>:<index>[:<label>]"` strings. The string
+ * format itself (Triton's `std::to_string` values, ordering, unsupported datatypes) comes from the
+ * shared codec's `classifyRow`, so client and server agree by construction.
+ * @packageDocumentation
+ */
+import { classifyRow, type Tensor, type TensorData } from '@tritonserver-ts/client/protocol';
+
+import { invalidArg, toServerError } from './errors.js';
+
+const encoder = new TextEncoder();
+
+/**
+ * Computes classification results for `tensor`.
+ * @param tensor - the model output (first dim = batch when `batched`).
+ * @param count - requested number of classes (k > 0).
+ * @param batched - whether the model batches (`max_batch_size > 0`): then each batch row is
+ *   classified separately and the result has shape `[batch, k]`, else `[k]`.
+ * @param labels - class labels (line N of `label_filename` = class N), if any.
+ * @throws ServerError INVALID_ARG for FP16 / BF16 / BOOL / BYTES outputs (Triton's
+ *   "class result not available for output due to unsupported type").
+ */
+export function classify(
+  tensor: Tensor,
+  count: number,
+  batched: boolean,
+  labels: readonly string[] | undefined,
+): Tensor<'BYTES'> {
+  if (!Number.isSafeInteger(count) || count <= 0) {
+    throw invalidArg(`classification count for output '${tensor.name}' must be a positive integer`);
+  }
+  const rows = batched ? (tensor.shape[0] ?? 0) : 1;
+  const data = tensor.data as Exclude<TensorData, Uint8Array[]>;
+  const classes = rows === 0 ? 0 : data.length / rows;
+  const k = Math.min(count, classes);
+  const out: Uint8Array[] = [];
+  try {
+    for (let r = 0; r < rows; r++) {
+      const row = data.subarray(r * classes, (r + 1) * classes) as TensorData;
+      for (const entry of classifyRow(tensor.datatype, row, k, labels)) out.push(encoder.encode(entry));
+    }
+    if (rows === 0) classifyRow(tensor.datatype, data as TensorData, 0, labels);
+  } catch (error) {
+    throw toServerError(error);
+  }
+  return { name: tensor.name, datatype: 'BYTES', shape: batched ? [rows, k] : [k], data: out };
+}

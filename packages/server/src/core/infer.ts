@@ -1,0 +1,403 @@
+/**
+ * The inference pipeline of the core: validates a decoded request against the model config the way
+ * Triton's `InferenceRequest::Normalize` does (same checks, same order, same messages), hands it to
+ * the model's scheduler, then selects the requested outputs, applies classification and writes
+ * shared-memory outputs.
+ * @packageDocumentation
+ */
+import {
+  elementCount,
+  isDatatype,
+  tensorDataFromBytes,
+  tensorDataToBytes,
+  datatypeFromModelConfig,
+  type Datatype,
+  type Tensor,
+  type TensorData,
+} from '@tritonserver-ts/client/protocol';
+
+import type { ModelConfig, ModelInput } from '../repository/model-config.js';
+import type { SchedulerRequest } from '../scheduler/types.js';
+import { classify } from './classification.js';
+import { ServerError, internal, invalidArg, toServerError } from './errors.js';
+import type { ServingVersion } from './model-manager.js';
+import type { SystemSharedMemoryManager } from './shared-memory.js';
+import type {
+  CoreInferInput,
+  CoreInferOutput,
+  CoreInferRequest,
+  CoreInferResponse,
+  ParameterValue,
+} from './types.js';
+
+/** `[1,2,3]` like Triton's `DimsListToString`. */
+export function dimsToString(dims: readonly number[]): string {
+  return `[${dims.join(',')}]`;
+}
+
+function logPrefix(id: string | undefined): string {
+  return id !== undefined && id !== '' ? `[request id: ${id}] ` : '';
+}
+
+function modelDatatype(input: { data_type: string }): Datatype {
+  return datatypeFromModelConfig(input.data_type) ?? 'FP32';
+}
+
+function quoteList(names: readonly string[]): string {
+  return `[${names.map((n) => `'${n}'`).join(', ')}]`;
+}
+
+function uintParam(params: Readonly<Record<string, ParameterValue>>, key: string): number | undefined {
+  const v = params[key];
+  if (v === undefined) return undefined;
+  const n = typeof v === 'bigint' ? Number(v) : v;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 0) {
+    throw invalidArg(`parameter '${key}' must be an unsigned integer`);
+  }
+  return n;
+}
+
+/** Builds the single input of a raw binary request (Triton's raw-input rules). */
+function rawInput(config: ModelConfig, raw: Uint8Array, prefix: string): CoreInferInput {
+  if (config.input.length !== 1) {
+    throw invalidArg(
+      `${prefix}Raw request must only have 1 input (found 1) to be deduced but got ${config.input.length} inputs in '${config.name}' model configuration`,
+    );
+  }
+  const input = config.input[0] as ModelInput;
+  const datatype = modelDatatype(input);
+  const shape: number[] = config.max_batch_size !== 0 ? [1] : [];
+  let dynamicAxis = -1;
+  let count = 1;
+  for (const d of input.dims) {
+    if (d === -1) {
+      if (dynamicAxis !== -1) {
+        throw invalidArg(
+          `${prefix}The shape of the raw input '${input.name}' can not be deduced because there are more than one variable-sized dimension`,
+        );
+      }
+      dynamicAxis = shape.length;
+    } else {
+      count *= d;
+    }
+    shape.push(d);
+  }
+  if (datatype === 'BYTES') {
+    if (dynamicAxis !== -1 || count !== 1) {
+      throw invalidArg(`${prefix}For BYTE datatype raw input, the model must have input shape [1]`);
+    }
+    return { name: input.name, datatype, shape, data: [raw] };
+  }
+  const size = raw.byteLength;
+  const elem = tensorElementSize(datatype);
+  if (dynamicAxis !== -1) shape[dynamicAxis] = count === 0 ? 0 : Math.floor(size / count / elem);
+  return {
+    name: input.name,
+    datatype,
+    shape,
+    data: decodeRaw(datatype, raw, elementCount(shape), input.name, config.name),
+  };
+}
+
+function tensorElementSize(datatype: Datatype): number {
+  switch (datatype) {
+    case 'BOOL':
+    case 'INT8':
+    case 'UINT8':
+      return 1;
+    case 'INT16':
+    case 'UINT16':
+    case 'FP16':
+    case 'BF16':
+      return 2;
+    case 'INT32':
+    case 'UINT32':
+    case 'FP32':
+      return 4;
+    default:
+      return 8;
+  }
+}
+
+function decodeRaw(
+  datatype: Datatype,
+  bytes: Uint8Array,
+  count: number,
+  name: string,
+  model: string,
+): TensorData {
+  if (datatype !== 'BYTES' && bytes.byteLength !== count * tensorElementSize(datatype)) {
+    throw invalidArg(
+      `input byte size mismatch for input '${name}' for model '${model}'. Expected ${count * tensorElementSize(datatype)}, got ${bytes.byteLength}`,
+    );
+  }
+  try {
+    return tensorDataFromBytes(datatype, bytes, count, `input '${name}'`);
+  } catch (error) {
+    throw toServerError(error);
+  }
+}
+
+function dataLength(data: TensorData): number {
+  return Array.isArray(data) ? data.length : data.length;
+}
+
+/** Options of {@link runInference}. */
+export interface InferOptions {
+  readonly sharedMemory: SystemSharedMemoryManager;
+  /** Refuse decoupled models (HTTP `/infer`). */
+  readonly refuseDecoupled?: boolean;
+}
+
+/**
+ * A validated request, ready for the scheduler. Exposed for tests and for front ends that want to
+ * validate without running.
+ */
+export interface PreparedRequest {
+  readonly schedulerRequest: SchedulerRequest;
+  readonly outputs: readonly {
+    name: string;
+    classification: number;
+    sharedMemory?: CoreInferOutput['sharedMemory'];
+  }[];
+  readonly batched: boolean;
+}
+
+/** Validates `request` against `serving`'s config; throws Triton's INVALID_ARG errors. */
+export function prepareRequest(
+  serving: ServingVersion,
+  request: CoreInferRequest,
+  options: InferOptions,
+): PreparedRequest {
+  const config = serving.definition.config;
+  const model = config.name === '' ? serving.name : config.name;
+  const prefix = logPrefix(request.id);
+  if (options.refuseDecoupled === true && config.model_transaction_policy?.decoupled === true) {
+    throw new ServerError(
+      'UNSUPPORTED',
+      "HTTP end point doesn't support models with decoupled transaction policy",
+    );
+  }
+
+  const params = request.parameters ?? {};
+  for (const key of Object.keys(params)) {
+    if (key.startsWith('triton_')) {
+      throw invalidArg(
+        "parameter keys starting with 'triton_' are reserved for Triton usage and should not be specified.",
+      );
+    }
+  }
+  const priority = uintParam(params, 'priority') ?? 0;
+  const timeoutUs = uintParam(params, 'timeout');
+
+  // Inputs (a raw binary request carries exactly one, deduced from the config).
+  let inputs: readonly CoreInferInput[] = request.inputs;
+  if (request.rawInput !== undefined) {
+    if (inputs.length > 0) throw invalidArg(`${prefix}raw input can't be added to request with other inputs`);
+    inputs = [rawInput(config, request.rawInput, prefix)];
+  }
+  const seen = new Set<string>();
+  for (const input of inputs) {
+    if (seen.has(input.name)) throw invalidArg(`${prefix}input '${input.name}' already exists in request`);
+    seen.add(input.name);
+  }
+
+  // Requested outputs: duplicates, then existence (GetOutput).
+  const outputByName = new Map(config.output.map((o) => [o.name, o]));
+  const requested = request.outputs ?? [];
+  const seenOut = new Set<string>();
+  for (const out of requested) {
+    if (seenOut.has(out.name)) throw invalidArg(`${prefix}output '${out.name}' already exists in request`);
+    seenOut.add(out.name);
+  }
+  for (const out of requested) {
+    if (!outputByName.has(out.name)) {
+      throw invalidArg(`${prefix}unexpected inference output '${out.name}' for model '${model}'`);
+    }
+  }
+
+  // Input count (optional inputs may be left out).
+  const inputByName = new Map(config.input.map((i) => [i.name, i]));
+  const required = config.input.filter((i) => !i.optional);
+  if (inputs.length > config.input.length || inputs.length < required.length) {
+    const missing = required.filter((i) => !seen.has(i.name)).map((i) => i.name);
+    const got = quoteList(inputs.map((i) => i.name));
+    if (required.length === config.input.length) {
+      let message = `${prefix}expected ${config.input.length} inputs but got ${inputs.length} inputs for model '${model}'`;
+      if (missing.length > 0) {
+        message += `. Got input(s) ${got}, but missing required input(s) ${quoteList(missing)}. Please provide all required input(s).`;
+      }
+      throw invalidArg(message);
+    }
+    throw invalidArg(
+      `${prefix}expected number of inputs between ${required.length} and ${config.input.length} but got ${inputs.length} inputs for model '${model}'`,
+    );
+  }
+  for (const input of inputs) {
+    if (!inputByName.has(input.name)) {
+      throw invalidArg(`${prefix}unexpected inference input '${input.name}' for model '${model}'`);
+    }
+  }
+  const missingRequired = required.filter((i) => !seen.has(i.name));
+  if (missingRequired.length > 0) {
+    throw invalidArg(
+      `${prefix}expected ${config.input.length} inputs but got ${inputs.length} inputs for model '${model}'. Got input(s) ${quoteList(inputs.map((i) => i.name))}, but missing required input(s) ${quoteList(missingRequired.map((i) => i.name))}. Please provide all required input(s).`,
+    );
+  }
+
+  // Batch size.
+  const batched = config.max_batch_size > 0;
+  let batchSize = 0;
+  if (batched) {
+    for (const input of inputs) {
+      const cfg = inputByName.get(input.name) as ModelInput;
+      if (cfg.is_shape_tensor) continue;
+      if (input.shape.length === 0) {
+        throw invalidArg(
+          `${prefix}input '${input.name}' has no shape but model requires batch dimension for '${model}'`,
+        );
+      }
+      const b = input.shape[0] as number;
+      if (batchSize === 0) batchSize = b;
+      else if (b !== batchSize) {
+        throw invalidArg(
+          `${prefix}input '${input.name}' batch size does not match other inputs for '${model}'`,
+        );
+      }
+    }
+    if (batchSize > config.max_batch_size) {
+      throw invalidArg(
+        `${prefix}inference request batch-size must be <= ${config.max_batch_size} for '${model}'`,
+      );
+    }
+  }
+
+  // Datatype, shape, data size; build the tensors handed to the scheduler.
+  const tensors = new Map<string, Tensor>();
+  for (const input of inputs) {
+    const cfg = inputByName.get(input.name) as ModelInput;
+    const expected = modelDatatype(cfg);
+    if (input.datatype !== expected) {
+      throw invalidArg(
+        `${prefix}inference input '${input.name}' data-type is '${input.datatype}', but model '${model}' expects '${expected}'`,
+      );
+    }
+    const dims = batched && !cfg.is_shape_tensor ? input.shape.slice(1) : [...input.shape];
+    let match = dims.length === cfg.dims.length;
+    for (let i = 0; match && i < dims.length; i++) {
+      const d = dims[i] as number;
+      if (d === -1) {
+        throw invalidArg(
+          `${prefix}All input dimensions should be specified for input '${input.name}' for model '${model}', got ${dimsToString(input.shape)}`,
+        );
+      }
+      const c = cfg.dims[i] as number;
+      if (c !== -1 && c !== d) match = false;
+    }
+    if (!match) {
+      const full = batched && !cfg.is_shape_tensor ? [-1, ...cfg.dims] : cfg.dims;
+      throw invalidArg(
+        `${prefix}unexpected shape for input '${input.name}' for model '${model}'. Expected ${dimsToString(full)}, got ${dimsToString(input.shape)}`,
+      );
+    }
+    const count = elementCount(input.shape);
+    let data: TensorData;
+    if (input.sharedMemory !== undefined) {
+      const bytes = options.sharedMemory.read(input.sharedMemory);
+      data = decodeRaw(expected, bytes, count, input.name, model);
+    } else if (input.data !== undefined) {
+      data = input.data;
+      const n = dataLength(data);
+      if (n !== count) {
+        if (expected === 'BYTES') {
+          throw invalidArg(
+            `${prefix}expected ${count} string elements for inference input '${input.name}' for model '${model}', got ${n}`,
+          );
+        }
+        const size = tensorElementSize(expected);
+        throw invalidArg(
+          `${prefix}input byte size mismatch for input '${input.name}' for model '${model}'. Expected ${count * size}, got ${n * size}`,
+        );
+      }
+    } else {
+      throw invalidArg(`${prefix}input '${input.name}' has no data`);
+    }
+    // Reshape to what the model itself expects.
+    let shape: readonly number[] = input.shape;
+    if (cfg.reshape !== undefined) {
+      const variable = dims.filter((_, i) => cfg.dims[i] === -1);
+      const reshaped = cfg.reshape.shape.map((d) => (d === -1 ? (variable.shift() ?? 0) : d));
+      shape = batched && !cfg.is_shape_tensor ? [batchSize, ...reshaped] : reshaped;
+    }
+    tensors.set(input.name, { name: input.name, datatype: expected, shape, data });
+  }
+
+  // Outputs to return.
+  const outputs = (requested.length > 0 ? requested : config.output.map((o) => ({ name: o.name }))).map(
+    (o) => {
+      const r = o as {
+        name: string;
+        classification?: number;
+        sharedMemory?: CoreInferOutput['sharedMemory'];
+      };
+      if (r.sharedMemory !== undefined) {
+        if (r.classification !== undefined && r.classification > 0) {
+          throw invalidArg(
+            `${prefix}classification is not supported for output '${r.name}' in shared memory`,
+          );
+        }
+        options.sharedMemory.check(r.sharedMemory);
+      }
+      return {
+        name: r.name,
+        classification: r.classification ?? 0,
+        ...(r.sharedMemory !== undefined ? { sharedMemory: r.sharedMemory } : {}),
+      };
+    },
+  );
+
+  const schedulerRequest: SchedulerRequest = {
+    inputs: tensors,
+    batchSize: Math.max(1, batchSize),
+    priority,
+    ...(timeoutUs !== undefined ? { timeoutUs } : {}),
+    receivedAt: request.receivedAt ?? process.hrtime.bigint(),
+    ...(request.signal !== undefined ? { signal: request.signal } : {}),
+  };
+  return { schedulerRequest, outputs, batched };
+}
+
+/** Runs a validated request and builds the response. */
+export async function runPrepared(
+  serving: ServingVersion,
+  request: CoreInferRequest,
+  prepared: PreparedRequest,
+  options: InferOptions,
+): Promise<CoreInferResponse> {
+  const result = await serving.scheduler.enqueue(prepared.schedulerRequest);
+  const labels = serving.definition.labels;
+  const outputs: CoreInferOutput[] = prepared.outputs.map((o) => {
+    const tensor = result.outputs.get(o.name);
+    if (tensor === undefined)
+      throw internal(`output '${o.name}' was not produced by model '${serving.name}'`);
+    if (!isDatatype(tensor.datatype)) throw internal(`output '${o.name}' has an invalid datatype`);
+    if (o.classification > 0) {
+      return {
+        name: o.name,
+        classification: true,
+        tensor: classify(tensor, o.classification, prepared.batched, labels.get(o.name)),
+      };
+    }
+    if (o.sharedMemory !== undefined) {
+      options.sharedMemory.write(o.sharedMemory, tensorDataToBytes(tensor.datatype, tensor.data), o.name);
+      return { name: o.name, classification: false, tensor, sharedMemory: o.sharedMemory };
+    }
+    return { name: o.name, classification: false, tensor };
+  });
+  return {
+    modelName: serving.name,
+    modelVersion: String(serving.version),
+    ...(request.id !== undefined && request.id !== '' ? { id: request.id } : {}),
+    outputs,
+  };
+}

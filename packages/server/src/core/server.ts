@@ -1,0 +1,259 @@
+/**
+ * `InferenceServer`: the transport-neutral core every front end (HTTP now, gRPC later) calls. It
+ * owns the models (through {@link ModelManager}), statistics, trace and log settings and shared
+ * memory, and runs the inference pipeline.
+ * @packageDocumentation
+ */
+import { datatypeFromModelConfig } from '@tritonserver-ts/client/protocol';
+
+import { listRepositoryModels, modelConfigToJson, resolveModel } from '../repository/index.js';
+import type { GpuFallback, ResolveModelOptions } from '../repository/types.js';
+import { createInstances } from '../runtime/backends.js';
+import { createScheduler } from '../scheduler/create-scheduler.js';
+import type { SchedulerFactory } from '../scheduler/types.js';
+import { renderStatisticsJson } from '../statistics/json.js';
+import { StatisticsRegistry } from '../statistics/registry.js';
+import { invalidArg } from './errors.js';
+import { prepareRequest, runPrepared } from './infer.js';
+import { Logger, type LogSettings } from './logging.js';
+import { ModelManager, type ModelServices, type StartupResult } from './model-manager.js';
+import { CudaSharedMemoryManager, SystemSharedMemoryManager } from './shared-memory.js';
+import { TraceSettingsStore, type TraceSettings } from './trace.js';
+import type {
+  CoreInferRequest,
+  CoreInferResponse,
+  ModelControlMode,
+  ModelMetadata,
+  RepositoryIndexEntry,
+  ServerMetadata,
+  TensorMetadata,
+} from './types.js';
+
+/** The name `GET v2` reports. Triton's own clients and examples check `name == "triton"`. */
+export const SERVER_NAME = 'triton';
+/** The version `GET v2` reports (the Triton core release whose behaviour this server follows). */
+export const SERVER_VERSION = '2.62.0';
+/** The protocol extensions this server implements (`GET v2` → `extensions`). */
+export const SERVER_EXTENSIONS: readonly string[] = [
+  'classification',
+  'model_repository',
+  'model_repository(unload_dependents)',
+  'schedule_policy',
+  'model_configuration',
+  'system_shared_memory',
+  'cuda_shared_memory',
+  'binary_tensor_data',
+  'parameters',
+  'statistics',
+  'trace',
+  'logging',
+];
+
+/** Options of {@link InferenceServer.create}. */
+export interface InferenceServerOptions {
+  /** `--model-repository` (one or more directories). */
+  readonly modelRepositories: readonly string[];
+  /** `--model-control-mode`; default `none`. */
+  readonly modelControlMode?: ModelControlMode;
+  /** `--load-model` names for explicit mode (`*` = all). */
+  readonly loadModels?: readonly string[];
+  /** `--strict-readiness`; default true. */
+  readonly strictReadiness?: boolean;
+  /** `--repository-poll-secs` (poll mode); default 15. */
+  readonly repositoryPollSecs?: number;
+  /** `--model-config-name`. */
+  readonly modelConfigName?: string;
+  /** KIND_GPU instance groups on this GPU-less host: `'error'` (Triton) or `'cpu'`. Default `'error'`. */
+  readonly gpuFallback?: GpuFallback;
+  /** `--disable-auto-complete-config` sets this false. Default true. */
+  readonly autoCompleteConfig?: boolean;
+  /** The scheduler factory; default: the scheduler package's `createScheduler`. */
+  readonly schedulerFactory?: SchedulerFactory;
+  /** Replace repository/runtime functions (tests). */
+  readonly services?: Partial<ModelServices>;
+  /** Initial log settings. */
+  readonly log?: Partial<LogSettings>;
+  /** Where log lines go (default stderr). */
+  readonly logSink?: (line: string) => void;
+  /** Directory of POSIX shared-memory objects (default `/dev/shm`). */
+  readonly sharedMemoryDir?: string;
+}
+
+/** The transport-neutral Triton-compatible server core. */
+export class InferenceServer {
+  /** Server log (Triton's log settings extension). */
+  readonly logger: Logger;
+  /** Trace settings extension. */
+  readonly trace = new TraceSettingsStore();
+  /** Statistics of every loaded model version. */
+  readonly statistics = new StatisticsRegistry();
+  /** System shared-memory regions. */
+  readonly systemSharedMemory: SystemSharedMemoryManager;
+  /** CUDA shared memory (unsupported here: no GPU). */
+  readonly cudaSharedMemory = new CudaSharedMemoryManager();
+  /** The model lifecycle manager. */
+  readonly models: ModelManager;
+  readonly #strictReadiness: boolean;
+  #live = true;
+  #startup: StartupResult = { failures: [] };
+
+  private constructor(options: InferenceServerOptions) {
+    this.logger = new Logger(options.log ?? {}, options.logSink);
+    this.#strictReadiness = options.strictReadiness ?? true;
+    this.systemSharedMemory = new SystemSharedMemoryManager(options.sharedMemoryDir);
+    const resolveOptions: ResolveModelOptions = {
+      ...(options.modelConfigName !== undefined ? { modelConfigName: options.modelConfigName } : {}),
+      ...(options.gpuFallback !== undefined ? { gpuFallback: options.gpuFallback } : {}),
+      ...(options.autoCompleteConfig !== undefined ? { autoCompleteConfig: options.autoCompleteConfig } : {}),
+    };
+    const services: ModelServices = {
+      listModels: listRepositoryModels,
+      resolve: resolveModel,
+      createInstances,
+      createScheduler: options.schedulerFactory ?? createScheduler,
+      ...options.services,
+    };
+    this.models = new ModelManager({
+      repositories: options.modelRepositories,
+      controlMode: options.modelControlMode ?? 'none',
+      ...(options.loadModels !== undefined ? { startupModels: options.loadModels } : {}),
+      pollIntervalMs: (options.repositoryPollSecs ?? 15) * 1000,
+      resolveOptions,
+      instanceOptions: options.gpuFallback !== undefined ? { gpuFallback: options.gpuFallback } : {},
+      services,
+      logger: this.logger,
+      statistics: this.statistics,
+    });
+  }
+
+  /**
+   * Creates a server and loads its startup models. Models that fail to load are reported in
+   * {@link InferenceServer.startupFailures} (the CLI exits on them when `--exit-on-error` is set).
+   */
+  static async create(options: InferenceServerOptions): Promise<InferenceServer> {
+    const server = new InferenceServer(options);
+    server.#startup = await server.models.start();
+    for (const f of server.#startup.failures) server.logger.error(f.reason);
+    return server;
+  }
+
+  /** Models that failed to load at startup. */
+  get startupFailures(): StartupResult['failures'] {
+    return this.#startup.failures;
+  }
+
+  /** `GET v2/health/live`. */
+  isLive(): boolean {
+    return this.#live;
+  }
+
+  /** `GET v2/health/ready`: live, and (strict readiness) every model that should be loaded is READY. */
+  isReady(): boolean {
+    if (!this.#live) return false;
+    return !this.#strictReadiness || this.models.allModelsReady();
+  }
+
+  /** `GET v2`. */
+  serverMetadata(): ServerMetadata {
+    return { name: SERVER_NAME, version: SERVER_VERSION, extensions: SERVER_EXTENSIONS };
+  }
+
+  /** `GET v2/models/{m}[/versions/{v}]/ready`. */
+  isModelReady(name: string, version?: string): boolean {
+    return this.models.isReady(name, version);
+  }
+
+  /** `GET v2/models/{m}[/versions/{v}]`. */
+  modelMetadata(name: string, version?: string): ModelMetadata {
+    const serving = this.models.resolve(name, version);
+    const config = serving.definition.config;
+    const batched = config.max_batch_size > 0;
+    const tensor = (t: { name: string; data_type: string; dims: number[] }): TensorMetadata => ({
+      name: t.name,
+      datatype: datatypeFromModelConfig(t.data_type) ?? t.data_type,
+      shape: batched ? [-1, ...t.dims] : [...t.dims],
+    });
+    return {
+      name,
+      versions: this.models.readyVersions(name).map(String),
+      platform: config.platform !== '' ? config.platform : config.backend,
+      inputs: config.input.map(tensor),
+      outputs: config.output.map(tensor),
+    };
+  }
+
+  /** `GET v2/models/{m}[/versions/{v}]/config`: the config JSON object (proto field names, defaults). */
+  modelConfig(name: string, version?: string): Record<string, unknown> {
+    return modelConfigToJson(this.models.resolve(name, version).definition.config);
+  }
+
+  /** `POST v2/repository/index`. */
+  repositoryIndex(readyOnly = false): Promise<RepositoryIndexEntry[]> {
+    return this.models.index(readyOnly);
+  }
+
+  /** `POST v2/repository/models/{m}/load`. */
+  loadModel(
+    name: string,
+    options: { config?: string | object; files?: ReadonlyMap<string, Uint8Array> } = {},
+  ): Promise<void> {
+    return this.models.load(name, options);
+  }
+
+  /** `POST v2/repository/models/{m}/unload` (`unloadDependents` accepted; there are no ensembles). */
+  unloadModel(name: string, _options: { unloadDependents?: boolean } = {}): Promise<void> {
+    return this.models.unload(name);
+  }
+
+  /**
+   * `GET v2/models[/{m}[/versions/{v}]]/stats` as its exact JSON text (64-bit counters kept exact).
+   * An unknown model or version gets the same errors as inference.
+   */
+  statisticsJson(name?: string, version?: string): string {
+    if (name === undefined || name === '') return renderStatisticsJson(this.statistics.snapshot());
+    const serving = this.models.resolve(name, version);
+    const snaps =
+      version === undefined || version === ''
+        ? this.models.readyVersions(name).flatMap((v) => this.statistics.snapshot(name, String(v)))
+        : this.statistics.snapshot(name, String(serving.version));
+    return renderStatisticsJson(snaps);
+  }
+
+  /** `GET/POST v2[/models/{m}]/trace/setting`: the model must be known to the server. */
+  traceSettings(model?: string, update?: unknown): TraceSettings {
+    if (model !== undefined && !this.models.has(model)) {
+      throw invalidArg(`Request for unknown model: '${model}' is not found`);
+    }
+    return update === undefined ? this.trace.get(model) : this.trace.update(update, model);
+  }
+
+  /** `GET/POST v2/logging`. */
+  logSettings(update?: unknown): LogSettings {
+    return update === undefined ? this.logger.settings : this.logger.update(update);
+  }
+
+  /**
+   * Runs one inference request: resolves the model version, validates the request against the
+   * config, schedules it and returns the requested outputs.
+   * @param options.refuseDecoupled - true on HTTP `/infer`, which cannot stream.
+   */
+  async infer(
+    request: CoreInferRequest,
+    options: { refuseDecoupled?: boolean } = {},
+  ): Promise<CoreInferResponse> {
+    const serving = this.models.resolve(request.modelName, request.modelVersion);
+    const inferOptions = {
+      sharedMemory: this.systemSharedMemory,
+      ...(options.refuseDecoupled !== undefined ? { refuseDecoupled: options.refuseDecoupled } : {}),
+    };
+    const prepared = prepareRequest(serving, request, inferOptions);
+    return runPrepared(serving, request, prepared, inferOptions);
+  }
+
+  /** Stops serving: not live/ready any more, drains every model, closes shared memory. */
+  async shutdown(): Promise<void> {
+    this.#live = false;
+    await this.models.stop();
+    this.systemSharedMemory.close();
+  }
+}

@@ -1,0 +1,117 @@
+/**
+ * Transport-neutral shapes of the core's API: inference requests and responses as the front ends
+ * hand them over (already decoded from the wire), model states and index entries.
+ * @packageDocumentation
+ */
+import type { Tensor, TensorData } from '@tritonserver-ts/client/protocol';
+
+/** A request / tensor parameter value (64-bit integers out of the safe range are `bigint`). */
+export type ParameterValue = string | number | bigint | boolean;
+
+/** Where a tensor lives in a registered shared-memory region. */
+export interface SharedMemoryRef {
+  readonly region: string;
+  readonly byteSize: number;
+  readonly offset: number;
+}
+
+/** One input of an inference request. */
+export interface CoreInferInput {
+  readonly name: string;
+  /** The datatype string as sent (validated against the model by the core). */
+  readonly datatype: string;
+  readonly shape: readonly number[];
+  /** Decoded data; absent when the input is in shared memory. */
+  readonly data?: TensorData;
+  /** Set when the input's data is in a registered shared-memory region. */
+  readonly sharedMemory?: SharedMemoryRef;
+  readonly parameters?: Readonly<Record<string, ParameterValue>>;
+}
+
+/** One requested output. */
+export interface CoreRequestedOutput {
+  readonly name: string;
+  /** Classification extension: return the top `classification` classes instead of the tensor. */
+  readonly classification?: number;
+  /** Write the output into this shared-memory region instead of returning it. */
+  readonly sharedMemory?: SharedMemoryRef;
+  readonly parameters?: Readonly<Record<string, ParameterValue>>;
+}
+
+/** An inference request after wire decoding. */
+export interface CoreInferRequest {
+  readonly modelName: string;
+  /** Requested version ('' or absent = latest ready version). */
+  readonly modelVersion?: string;
+  readonly id?: string;
+  readonly parameters?: Readonly<Record<string, ParameterValue>>;
+  readonly inputs: readonly CoreInferInput[];
+  /** Absent or empty = every model output. */
+  readonly outputs?: readonly CoreRequestedOutput[];
+  /**
+   * Raw binary request (HTTP `Inference-Header-Content-Length: 0`): the bytes of the model's single
+   * input; `inputs` must then be empty.
+   */
+  readonly rawInput?: Uint8Array;
+  /** Aborted when the client goes away. */
+  readonly signal?: AbortSignal;
+  /** `process.hrtime.bigint()` when the request arrived (defaults to when the core saw it). */
+  readonly receivedAt?: bigint;
+}
+
+/** One output of a response. */
+export interface CoreInferOutput {
+  /** The tensor (for classification: the BYTES class strings). Data is empty when written to shared memory. */
+  readonly tensor: Tensor;
+  /** Set when the output was written to shared memory (the response then carries no data). */
+  readonly sharedMemory?: SharedMemoryRef;
+  /** The name as requested (equal to `tensor.name`). */
+  readonly name: string;
+  /** True when classification was applied. */
+  readonly classification: boolean;
+}
+
+/** An inference response. */
+export interface CoreInferResponse {
+  readonly modelName: string;
+  readonly modelVersion: string;
+  readonly id?: string;
+  readonly outputs: readonly CoreInferOutput[];
+}
+
+/** Model version states as Triton reports them in the repository index. */
+export type ModelState = 'READY' | 'UNAVAILABLE' | 'LOADING' | 'UNLOADING';
+
+/** One row of the repository index (protocol.md §2.12). */
+export interface RepositoryIndexEntry {
+  readonly name: string;
+  readonly version?: string;
+  readonly state?: ModelState;
+  readonly reason?: string;
+}
+
+/** How models get loaded (`--model-control-mode`). */
+export type ModelControlMode = 'none' | 'explicit' | 'poll';
+
+/** Tensor metadata in model metadata responses. */
+export interface TensorMetadata {
+  readonly name: string;
+  readonly datatype: string;
+  readonly shape: readonly number[];
+}
+
+/** `GET v2/models/{m}` body. */
+export interface ModelMetadata {
+  readonly name: string;
+  readonly versions: readonly string[];
+  readonly platform: string;
+  readonly inputs: readonly TensorMetadata[];
+  readonly outputs: readonly TensorMetadata[];
+}
+
+/** `GET v2` body. */
+export interface ServerMetadata {
+  readonly name: string;
+  readonly version: string;
+  readonly extensions: readonly string[];
+}

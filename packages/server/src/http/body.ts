@@ -1,0 +1,104 @@
+/**
+ * Request bodies: reading with an explicit size limit (`--http-max-input-size`), and request
+ * decompression (`Content-Encoding: gzip | deflate`) with the same limit on the decompressed size.
+ * @packageDocumentation
+ */
+import type { IncomingMessage } from 'node:http';
+import { promisify } from 'node:util';
+import { gunzip, inflate } from 'node:zlib';
+
+import { parseContentEncoding } from '@tritonserver-ts/client/protocol';
+
+import { ServerError, invalidArg } from '../core/errors.js';
+
+const gunzipAsync = promisify(gunzip);
+const inflateAsync = promisify(inflate);
+
+/** Triton's default `--http-max-input-size` (64 MiB). */
+export const DEFAULT_MAX_INPUT_SIZE = 64 * 1024 * 1024;
+
+/** A body larger than the limit (HTTP 400, Triton's wording). */
+export class BodyTooLargeError extends ServerError {
+  constructor(size: number, limit: number) {
+    super(
+      'INVALID_ARG',
+      `Request JSON size of ${size} exceeds the maximum allowed value of ${limit}. Use --http-max-input-size to increase the limit.`,
+    );
+    this.name = 'BodyTooLargeError';
+  }
+}
+
+/** An unsupported `Content-Encoding` (HTTP 415 with `Accept-Encoding: gzip, deflate`, as Triton). */
+export class UnsupportedEncodingError extends ServerError {
+  constructor(encoding: string) {
+    super(
+      'UNSUPPORTED',
+      `Unsupported Content-Encoding '${encoding}', only 'gzip' and 'deflate' are supported`,
+    );
+    this.name = 'UnsupportedEncodingError';
+  }
+}
+
+/**
+ * Reads the whole body into one buffer, refusing more than `limit` bytes (checked against
+ * `Content-Length` before reading, and while streaming for chunked bodies). Chunks are kept as
+ * received and joined once.
+ */
+export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const declared = req.headers['content-length'];
+  if (declared !== undefined) {
+    const n = Number(declared);
+    if (Number.isFinite(n) && n > limit) return Promise.reject(new BodyTooLargeError(n, limit));
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let failed = false;
+    const onData = (chunk: Buffer): void => {
+      size += chunk.byteLength;
+      if (size > limit) {
+        failed = true;
+        req.off('data', onData);
+        reject(new BodyTooLargeError(size, limit));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    req.on('data', onData);
+    req.once('end', () => {
+      if (failed) return;
+      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+    });
+    req.once('error', (error) => {
+      if (!failed) reject(error);
+    });
+  });
+}
+
+/** Throws {@link UnsupportedEncodingError} for anything but none / identity / gzip / deflate. */
+export function checkContentEncoding(value: string | undefined): 'gzip' | 'deflate' | undefined {
+  try {
+    return parseContentEncoding(value);
+  } catch {
+    throw new UnsupportedEncodingError(value ?? '');
+  }
+}
+
+/** Decompresses a request body, refusing output above `limit` bytes. */
+export async function decompressRequestBody(
+  body: Buffer,
+  encoding: 'gzip' | 'deflate' | undefined,
+  limit: number,
+): Promise<Buffer> {
+  if (encoding === undefined) return body;
+  try {
+    return encoding === 'gzip'
+      ? await gunzipAsync(body, { maxOutputLength: limit })
+      : await inflateAsync(body, { maxOutputLength: limit });
+  } catch (cause) {
+    if (cause instanceof RangeError || (cause as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') {
+      throw new BodyTooLargeError(limit + 1, limit);
+    }
+    throw invalidArg(`failed to decompress the ${encoding} request body`, cause);
+  }
+}

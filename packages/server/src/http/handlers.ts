@@ -1,0 +1,426 @@
+/**
+ * The KServe v2 / Triton HTTP endpoints over the core. Each handler turns a request into a
+ * {@link HttpReply}; {@link createRequestListener} adds routing, body limits, compression, errors,
+ * request logging and cancellation.
+ * @packageDocumentation
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+import {
+  INFERENCE_HEADER_CONTENT_LENGTH,
+  compressBody,
+  contentTypeFor,
+  decodeInferRequest,
+  encodeInferResponse,
+  negotiateContentEncoding,
+  outputWantsBinary,
+  parseJson,
+  stringifyJson,
+  type DecodedInferRequest,
+  type Parameters,
+  type RawInferRequest,
+  type ResponseOutput,
+} from '@tritonserver-ts/client/protocol';
+
+import { ServerError, invalidArg, toServerError, unsupported } from '../core/errors.js';
+import type { InferenceServer } from '../core/server.js';
+import type { CoreInferRequest, SharedMemoryRef } from '../core/types.js';
+import { UnsupportedEncodingError, checkContentEncoding, decompressRequestBody, readBody } from './body.js';
+import { allowedMethods, matchRoute, type Route } from './router.js';
+
+/** What a handler answers. */
+export interface HttpReply {
+  readonly status: number;
+  readonly headers?: Readonly<Record<string, string | number>>;
+  /** Absent = empty body. */
+  readonly body?: Uint8Array | string;
+}
+
+/** Options of the HTTP front end. */
+export interface HttpFrontEndOptions {
+  /** Largest accepted request body in bytes (also the largest decompressed body). */
+  readonly maxInputSize: number;
+}
+
+const JSON_TYPE = 'application/json';
+
+function json(status: number, value: unknown): HttpReply {
+  return {
+    status,
+    headers: { 'Content-Type': JSON_TYPE },
+    body: typeof value === 'string' ? value : stringifyJson(value),
+  };
+}
+
+function empty(status = 200): HttpReply {
+  return { status };
+}
+
+/** `{"error": message}` with the status Triton uses for the error kind. */
+export function errorReply(error: unknown): HttpReply {
+  const e = toServerError(error);
+  const headers: Record<string, string> = { 'Content-Type': JSON_TYPE };
+  let status = e.httpStatus;
+  if (e instanceof UnsupportedEncodingError) {
+    status = 415;
+    headers['Accept-Encoding'] = 'gzip, deflate';
+  }
+  return { status, headers, body: JSON.stringify({ error: e.message }) };
+}
+
+/** Parses an optional JSON object body (empty body → `{}`). */
+function parseObjectBody(body: Uint8Array, what: string): Record<string, unknown> {
+  if (body.byteLength === 0) return {};
+  const text = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
+  if (text.trim() === '') return {};
+  let value: unknown;
+  try {
+    value = parseJson(text, what);
+  } catch (error) {
+    throw toServerError(error);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw invalidArg(`${what} must be a JSON object`);
+  }
+  return value as Record<string, unknown>;
+}
+
+function parseAnyBody(body: Uint8Array, what: string): unknown {
+  const text = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
+  try {
+    return parseJson(text, what);
+  } catch (error) {
+    throw toServerError(error);
+  }
+}
+
+function toNumber(v: number | bigint | undefined): number {
+  return v === undefined ? 0 : Number(v);
+}
+
+function shmRef(
+  ref: { region: string; byteSize: number | bigint; offset?: number | bigint } | undefined,
+): SharedMemoryRef | undefined {
+  return ref === undefined
+    ? undefined
+    : { region: ref.region, byteSize: toNumber(ref.byteSize), offset: toNumber(ref.offset) };
+}
+
+/** Maps the codec's decoded request onto the core's request. */
+function toCoreRequest(
+  route: Extract<Route, { kind: 'model' }>,
+  decoded: DecodedInferRequest | RawInferRequest,
+  signal: AbortSignal,
+  receivedAt: bigint,
+): CoreInferRequest {
+  const base = {
+    modelName: route.name,
+    ...(route.version !== undefined ? { modelVersion: route.version } : {}),
+    signal,
+    receivedAt,
+  };
+  if (decoded.kind === 'raw') return { ...base, inputs: [], rawInput: decoded.data };
+  return {
+    ...base,
+    ...(decoded.id !== undefined ? { id: decoded.id } : {}),
+    parameters: decoded.parameters,
+    inputs: decoded.inputs.map((i) => {
+      const shm = shmRef(i.sharedMemory);
+      return {
+        name: i.name,
+        datatype: i.datatype,
+        shape: i.shape,
+        ...(i.data !== undefined ? { data: i.data } : {}),
+        ...(shm !== undefined ? { sharedMemory: shm } : {}),
+        parameters: i.parameters,
+      };
+    }),
+    ...(decoded.outputs !== undefined
+      ? {
+          outputs: decoded.outputs.map((o) => {
+            const shm = shmRef(o.sharedMemory);
+            return {
+              name: o.name,
+              ...(o.classCount !== undefined ? { classification: o.classCount } : {}),
+              ...(shm !== undefined ? { sharedMemory: shm } : {}),
+              parameters: o.parameters,
+            };
+          }),
+        }
+      : {}),
+  };
+}
+
+async function handleInfer(
+  core: InferenceServer,
+  route: Extract<Route, { kind: 'model' }>,
+  req: IncomingMessage,
+  raw: Buffer,
+  options: HttpFrontEndOptions,
+  signal: AbortSignal,
+  receivedAt: bigint,
+): Promise<HttpReply> {
+  // As in Triton, the model is looked up before the body is examined.
+  core.models.resolve(route.name, route.version);
+  const encoding = checkContentEncoding(req.headers['content-encoding']);
+  const body = await decompressRequestBody(raw, encoding, options.maxInputSize);
+  let decoded: DecodedInferRequest | RawInferRequest;
+  try {
+    decoded = decodeInferRequest(body, req.headers[INFERENCE_HEADER_CONTENT_LENGTH] ?? null);
+  } catch (error) {
+    throw toServerError(error);
+  }
+  const response = await core.infer(toCoreRequest(route, decoded, signal, receivedAt), {
+    refuseDecoupled: true,
+  });
+  const outputs: ResponseOutput[] = response.outputs.map((o) => {
+    if (o.sharedMemory !== undefined) {
+      const parameters: Parameters = {
+        shared_memory_region: o.sharedMemory.region,
+        shared_memory_byte_size: o.sharedMemory.byteSize,
+      };
+      if (o.sharedMemory.offset !== 0) parameters.shared_memory_offset = o.sharedMemory.offset;
+      return { tensor: o.tensor, binary: false, omitData: true, parameters };
+    }
+    return { tensor: o.tensor, binary: outputWantsBinary(decoded, o.name) };
+  });
+  let encoded;
+  try {
+    encoded = encodeInferResponse({
+      modelName: response.modelName,
+      modelVersion: response.modelVersion,
+      ...(response.id !== undefined ? { id: response.id } : {}),
+      outputs,
+    });
+  } catch (error) {
+    throw toServerError(error);
+  }
+  const headers: Record<string, string | number> = { 'Content-Type': contentTypeFor(encoded.headerLength) };
+  if (encoded.headerLength !== undefined) headers['Inference-Header-Content-Length'] = encoded.headerLength;
+  let out = encoded.body;
+  const coding = negotiateContentEncoding(req.headers['accept-encoding']);
+  if (coding !== 'identity') {
+    out = await compressBody(out, coding);
+    headers['Content-Encoding'] = coding;
+  }
+  return { status: 200, headers, body: out };
+}
+
+function decodeFiles(parameters: Record<string, unknown>): Map<string, Uint8Array> {
+  const files = new Map<string, Uint8Array>();
+  for (const [key, value] of Object.entries(parameters)) {
+    if (!key.startsWith('file:')) continue;
+    if (typeof value !== 'string') throw invalidArg(`file content for '${key}' must be a base64 string`);
+    if (!/^[A-Za-z0-9+/\r\n]*={0,2}\s*$/.test(value)) {
+      throw invalidArg(`failed to decode base64 content of '${key}'`);
+    }
+    files.set(key.slice('file:'.length), Buffer.from(value, 'base64'));
+  }
+  return files;
+}
+
+async function handleRoute(
+  core: InferenceServer,
+  route: Route,
+  req: IncomingMessage,
+  body: Buffer,
+  options: HttpFrontEndOptions,
+  signal: AbortSignal,
+  receivedAt: bigint,
+): Promise<HttpReply> {
+  switch (route.kind) {
+    case 'server-metadata':
+      return json(200, core.serverMetadata());
+    case 'health': {
+      const ok = route.check === 'live' ? core.isLive() : core.isReady();
+      return empty(ok ? 200 : 400);
+    }
+    case 'model-stats-all':
+      return json(200, core.statisticsJson());
+    case 'logging':
+      return json(
+        200,
+        req.method === 'POST' ? core.logSettings(parseAnyBody(body, 'log settings')) : core.logSettings(),
+      );
+    case 'trace':
+      return json(
+        200,
+        req.method === 'POST'
+          ? core.traceSettings(undefined, parseAnyBody(body, 'trace settings'))
+          : core.traceSettings(),
+      );
+    case 'model':
+      switch (route.action) {
+        case 'metadata':
+          return json(200, core.modelMetadata(route.name, route.version));
+        case 'ready':
+          return core.isModelReady(route.name, route.version)
+            ? empty(200)
+            : json(400, { error: 'Model version not ready' });
+        case 'config':
+          return json(200, core.modelConfig(route.name, route.version));
+        case 'stats':
+          return json(200, core.statisticsJson(route.name, route.version));
+        case 'trace':
+          return json(
+            200,
+            req.method === 'POST'
+              ? core.traceSettings(route.name, parseAnyBody(body, 'trace settings'))
+              : core.traceSettings(route.name),
+          );
+        case 'infer':
+          return handleInfer(core, route, req, body, options, signal, receivedAt);
+        case 'generate':
+        case 'generate_stream':
+          core.models.resolve(route.name, route.version);
+          throw unsupported(`the ${route.action} extension is not supported by tritonserver-ts; use /infer`);
+      }
+      break;
+    case 'repository-index': {
+      const b = parseObjectBody(body, 'repository index request');
+      if (b.ready !== undefined && typeof b.ready !== 'boolean')
+        throw invalidArg("'ready' must be a boolean");
+      const index = await core.repositoryIndex(b.ready === true);
+      return json(200, index);
+    }
+    case 'repository-model': {
+      const b = parseObjectBody(body, `${route.action} request`);
+      const parameters = b.parameters ?? {};
+      if (parameters === null || typeof parameters !== 'object' || Array.isArray(parameters)) {
+        throw invalidArg("'parameters' must be a JSON object");
+      }
+      const params = parameters as Record<string, unknown>;
+      if (route.action === 'unload') {
+        const dependents = params.unload_dependents;
+        if (dependents !== undefined && typeof dependents !== 'boolean') {
+          throw invalidArg("'unload_dependents' must be a boolean");
+        }
+        await core.unloadModel(route.name, { unloadDependents: dependents === true });
+        return empty(200);
+      }
+      const config = params.config;
+      if (config !== undefined && typeof config !== 'string')
+        throw invalidArg("'config' must be a JSON string");
+      const files = decodeFiles(params);
+      await core.loadModel(route.name, {
+        ...(config !== undefined ? { config } : {}),
+        ...(files.size > 0 ? { files } : {}),
+      });
+      return empty(200);
+    }
+    case 'shared-memory': {
+      const manager = route.memory === 'system' ? core.systemSharedMemory : core.cudaSharedMemory;
+      switch (route.action) {
+        case 'status':
+          return json(200, manager.status(route.region));
+        case 'register':
+          if (route.region === undefined) {
+            throw invalidArg(
+              `'region name' is necessary to register ${route.memory === 'system' ? 'system' : 'cuda'} shared memory region`,
+            );
+          }
+          manager.register(route.region, parseObjectBody(body, 'shared memory register request'));
+          return empty(200);
+        case 'unregister':
+          manager.unregister(route.region);
+          return empty(200);
+      }
+    }
+  }
+  throw new ServerError('INTERNAL', 'unhandled route');
+}
+
+/** Counts requests in flight so shutdown can wait for them. */
+export interface InFlightTracker {
+  readonly count: number;
+  /** Resolves when no request is in flight. */
+  idle(): Promise<void>;
+}
+
+/** Creates the `request` listener of the HTTP server. */
+export function createRequestListener(
+  core: InferenceServer,
+  options: HttpFrontEndOptions,
+): { listener: (req: IncomingMessage, res: ServerResponse) => void; inFlight: InFlightTracker } {
+  let count = 0;
+  let waiters: (() => void)[] = [];
+  const inFlight: InFlightTracker = {
+    get count() {
+      return count;
+    },
+    idle() {
+      return count === 0 ? Promise.resolve() : new Promise((resolve) => waiters.push(resolve));
+    },
+  };
+  const done = (): void => {
+    count--;
+    if (count === 0) {
+      const w = waiters;
+      waiters = [];
+      for (const f of w) f();
+    }
+  };
+
+  const listener = (req: IncomingMessage, res: ServerResponse): void => {
+    const receivedAt = process.hrtime.bigint();
+    count++;
+    const controller = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) controller.abort();
+    });
+    const path = (req.url ?? '/').split('?')[0] as string;
+    let bytesIn = 0;
+    void (async (): Promise<HttpReply> => {
+      const route = matchRoute(path);
+      if (route === undefined) return json(404, { error: 'Not Found' });
+      if (!allowedMethods(route).includes(req.method ?? ''))
+        return json(405, { error: 'Method Not Allowed' });
+      try {
+        const body = req.method === 'POST' ? await readBody(req, options.maxInputSize) : Buffer.alloc(0);
+        bytesIn = body.byteLength;
+        return await handleRoute(core, route, req, body, options, controller.signal, receivedAt);
+      } catch (error) {
+        return errorReply(error);
+      }
+    })()
+      .then((reply) => {
+        send(req, res, reply);
+        if (core.logger.isVerbose(1)) {
+          core.logger.verbose(
+            1,
+            JSON.stringify({
+              method: req.method,
+              path,
+              status: reply.status,
+              ms: Number(process.hrtime.bigint() - receivedAt) / 1e6,
+              bytes_in: bytesIn,
+              bytes_out: reply.body === undefined ? 0 : Buffer.byteLength(reply.body),
+            }),
+          );
+        }
+      })
+      .catch((error: unknown) => {
+        core.logger.error(`HTTP handler failed: ${String(error)}`);
+        if (!res.headersSent) send(req, res, errorReply(error));
+        else res.destroy();
+      })
+      .finally(done);
+  };
+  return { listener, inFlight };
+}
+
+function send(req: IncomingMessage, res: ServerResponse, reply: HttpReply): void {
+  if (res.destroyed || res.writableEnded) return;
+  const body = reply.body ?? '';
+  const headers: Record<string, string | number> = {
+    ...reply.headers,
+    'Content-Length': Buffer.byteLength(body),
+  };
+  // A body we refused to read must not be parsed as the next request on this connection.
+  if (!req.complete) headers.Connection = 'close';
+  res.writeHead(reply.status, headers);
+  res.end(body);
+  if (!req.complete) {
+    res.once('finish', () => req.destroy());
+  }
+}

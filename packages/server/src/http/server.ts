@@ -1,0 +1,82 @@
+/**
+ * The HTTP front end: a `node:http` server (keep-alive, no framework) over the core, with graceful
+ * shutdown that stops accepting connections and waits for in-flight requests.
+ * @packageDocumentation
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import type { InferenceServer } from '../core/server.js';
+import { DEFAULT_MAX_INPUT_SIZE } from './body.js';
+import { createRequestListener, type InFlightTracker } from './handlers.js';
+
+/** Options of {@link startHttpServer}. */
+export interface HttpServerOptions {
+  /** Port; 0 picks a free one. */
+  readonly port: number;
+  /** Address to bind. */
+  readonly host: string;
+  /** Largest request body (and decompressed body) in bytes; default 64 MiB like Triton. */
+  readonly maxInputSize?: number;
+  /** Idle keep-alive timeout in ms (default 65 s, above common proxy timeouts). */
+  readonly keepAliveTimeoutMs?: number;
+}
+
+/** A listening HTTP front end. */
+export interface HttpServerHandle {
+  readonly server: Server;
+  readonly port: number;
+  readonly host: string;
+  readonly inFlight: InFlightTracker;
+  /**
+   * Stops accepting connections, closes idle keep-alive connections, waits up to `timeoutMs` for
+   * in-flight requests, then closes every remaining connection. Resolves `true` when everything
+   * finished in time.
+   */
+  close(timeoutMs: number): Promise<boolean>;
+}
+
+/** Starts the HTTP front end of `core`. */
+export async function startHttpServer(
+  core: InferenceServer,
+  options: HttpServerOptions,
+): Promise<HttpServerHandle> {
+  const { listener, inFlight } = createRequestListener(core, {
+    maxInputSize: options.maxInputSize ?? DEFAULT_MAX_INPUT_SIZE,
+  });
+  const server = createServer({ keepAlive: true }, listener);
+  server.keepAliveTimeout = options.keepAliveTimeoutMs ?? 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  let closing: Promise<boolean> | undefined;
+  return {
+    server,
+    port: address.port,
+    host: options.host,
+    inFlight,
+    close(timeoutMs: number): Promise<boolean> {
+      closing ??= (async () => {
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        let timer: NodeJS.Timeout | undefined;
+        const finished = await Promise.race([
+          inFlight.idle().then(() => true),
+          new Promise<boolean>((resolve) => {
+            timer = setTimeout(() => resolve(false), Math.max(0, timeoutMs));
+          }),
+        ]);
+        if (timer !== undefined) clearTimeout(timer);
+        server.closeAllConnections();
+        await closed;
+        return finished;
+      })();
+      return closing;
+    },
+  };
+}

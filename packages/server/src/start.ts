@@ -1,0 +1,104 @@
+/**
+ * `startServer`: the programmatic way to run tritonserver-ts (the CLI, the conformance suite and the
+ * web app's tests use it). Loads the models, then serves HTTP (and optionally metrics).
+ * @packageDocumentation
+ */
+import { ServerError } from './core/errors.js';
+import { InferenceServer, type InferenceServerOptions } from './core/server.js';
+import { startHttpServer, type HttpServerHandle } from './http/server.js';
+import { startMetricsServer, type MetricsServer } from './metrics/server.js';
+
+/** Options of {@link startServer}: the core's options plus the network ones. */
+export interface StartServerOptions extends InferenceServerOptions {
+  /** HTTP port; 0 = a free port. Default 8000. */
+  readonly httpPort?: number;
+  /** Address to bind the HTTP (and metrics) server to. Default `127.0.0.1`. */
+  readonly httpAddress?: string;
+  /** `--allow-http`; default true. When false no HTTP server is started. */
+  readonly allowHttp?: boolean;
+  /** `--http-max-input-size` in bytes; default 64 MiB. */
+  readonly httpMaxInputSize?: number;
+  /** Metrics port (`/metrics`); `undefined` = no metrics server. 0 = a free port. */
+  readonly metricsPort?: number;
+  /** `--exit-timeout-secs`: how long {@link RunningServer.close} waits for in-flight requests. Default 30. */
+  readonly exitTimeoutSecs?: number;
+  /**
+   * `--exit-on-error`: refuse to start (reject) when a startup model fails to load. Default false
+   * here (the CLI defaults to true, like tritonserver).
+   */
+  readonly exitOnError?: boolean;
+}
+
+/** A running server. */
+export interface RunningServer {
+  /** `http://host:port` of the HTTP front end. */
+  readonly url: string;
+  readonly httpPort: number;
+  /** `http://host:port/metrics` when a metrics server runs. */
+  readonly metricsUrl: string | undefined;
+  readonly metricsPort: number | undefined;
+  /** The transport-neutral core. */
+  readonly server: InferenceServer;
+  /**
+   * Graceful shutdown: stop accepting, wait for in-flight requests (up to `exitTimeoutSecs`), drain
+   * and unload every model. Resolves `true` when every request finished in time. Idempotent.
+   */
+  close(): Promise<boolean>;
+}
+
+/** Thrown when `exitOnError` is set and models failed to load at startup. */
+export class StartupError extends ServerError {
+  readonly failures: readonly { readonly name: string; readonly reason: string }[];
+  constructor(failures: readonly { readonly name: string; readonly reason: string }[]) {
+    super('INTERNAL', `failed to load all models: ${failures.map((f) => f.reason).join('; ')}`);
+    this.name = 'StartupError';
+    this.failures = failures;
+  }
+}
+
+/** Starts the server: creates the core (loading models), then listens. */
+export async function startServer(options: StartServerOptions): Promise<RunningServer> {
+  const core = await InferenceServer.create(options);
+  if (options.exitOnError === true && core.startupFailures.length > 0) {
+    await core.shutdown();
+    throw new StartupError(core.startupFailures);
+  }
+  const host = options.httpAddress ?? '127.0.0.1';
+  let http: HttpServerHandle | undefined;
+  let metrics: MetricsServer | undefined;
+  try {
+    if (options.allowHttp !== false) {
+      http = await startHttpServer(core, {
+        port: options.httpPort ?? 8000,
+        host,
+        ...(options.httpMaxInputSize !== undefined ? { maxInputSize: options.httpMaxInputSize } : {}),
+      });
+    }
+    if (options.metricsPort !== undefined) {
+      metrics = await startMetricsServer({ statistics: core.statistics, port: options.metricsPort, host });
+    }
+  } catch (error) {
+    await http?.close(0);
+    await core.shutdown();
+    throw error;
+  }
+  const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+  let closing: Promise<boolean> | undefined;
+  return {
+    url: http === undefined ? '' : `http://${shown}:${http.port}`,
+    httpPort: http?.port ?? 0,
+    metricsUrl: metrics?.url,
+    metricsPort: metrics?.port,
+    server: core,
+    close() {
+      closing ??= (async () => {
+        const timeoutMs = (options.exitTimeoutSecs ?? 30) * 1000;
+        const finished = http === undefined ? true : await http.close(timeoutMs);
+        await metrics?.close().catch(() => undefined);
+        await core.shutdown();
+        return finished;
+      })();
+      return closing;
+    },
+  };
+}
