@@ -1,0 +1,162 @@
+/**
+ * Result and argument shapes of the management APIs. These objects are the server's JSON as the
+ * protocol defines it, so they keep the protocol's field names (`max_batch_size`, `model_stats`,
+ * `byte_size`, …) and can be compared with Triton's documentation and `curl` output directly.
+ *
+ * 64-bit counters ({@link Uint64}) are a `number` when exact and a `bigint` when the value is beyond
+ * 2^53 − 1, so no counter silently loses precision; `Number(x)` or `BigInt(x)` normalises either.
+ * @packageDocumentation
+ */
+import type { CompressionAlgorithm } from './protocol/compression.js';
+import type { InferInput, InferRequestOptions } from './protocol/infer-request.js';
+
+/** A 64-bit unsigned value: `number` when exact, `bigint` beyond `Number.MAX_SAFE_INTEGER`. */
+export type Uint64 = number | bigint;
+
+/** `GET v2`. */
+export interface ServerMetadata {
+  name: string;
+  version: string;
+  extensions: string[];
+}
+
+/** An input or output in model metadata (`-1` marks a variable dimension). */
+export interface TensorMetadata {
+  name: string;
+  datatype: string;
+  shape: number[];
+}
+
+/** `GET v2/models/{m}[/versions/{v}]`. */
+export interface ModelMetadata {
+  name: string;
+  versions?: string[];
+  platform: string;
+  inputs: TensorMetadata[];
+  outputs: TensorMetadata[];
+}
+
+/** An input or output of a model configuration. */
+export interface ModelConfigTensor {
+  name: string;
+  data_type: string;
+  dims: (number | string)[];
+  [field: string]: unknown;
+}
+
+/** `GET …/config`: the `ModelConfig` protobuf as JSON with proto field names. */
+export interface ModelConfig {
+  name: string;
+  platform?: string;
+  backend?: string;
+  max_batch_size?: number;
+  input?: ModelConfigTensor[];
+  output?: ModelConfigTensor[];
+  parameters?: Record<string, { string_value: string }>;
+  [field: string]: unknown;
+}
+
+/** One entry of `POST v2/repository/index`. */
+export interface RepositoryIndexEntry {
+  name: string;
+  version?: string;
+  state?: string;
+  reason?: string;
+}
+
+/** A cumulative `{count, ns}` pair. */
+export interface StatisticDuration {
+  count: Uint64;
+  ns: Uint64;
+}
+
+/** Per-model request statistics. */
+export interface InferStatistics {
+  success: StatisticDuration;
+  fail: StatisticDuration;
+  queue: StatisticDuration;
+  compute_input: StatisticDuration;
+  compute_infer: StatisticDuration;
+  compute_output: StatisticDuration;
+  cache_hit: StatisticDuration;
+  cache_miss: StatisticDuration;
+}
+
+/** Statistics of one batch size. */
+export interface InferBatchStatistics {
+  batch_size: Uint64;
+  compute_input: StatisticDuration;
+  compute_infer: StatisticDuration;
+  compute_output: StatisticDuration;
+}
+
+/** Statistics of one model version. */
+export interface ModelStatistics {
+  name: string;
+  version: string;
+  last_inference: Uint64;
+  inference_count: Uint64;
+  execution_count: Uint64;
+  inference_stats: InferStatistics;
+  batch_stats: InferBatchStatistics[];
+  memory_usage?: { type: string; id: Uint64; byte_size: Uint64 }[];
+  response_stats?: Record<string, Record<string, StatisticDuration>>;
+}
+
+/** `GET v2/models[/{m}[/versions/{v}]]/stats`. */
+export interface InferenceStatistics {
+  model_stats: ModelStatistics[];
+}
+
+/** Trace settings as the server reports them (values are strings; `trace_level` a list). */
+export type TraceSettings = Record<string, string | string[]>;
+
+/** A trace settings update: `null` clears a setting back to the global value. */
+export type TraceSettingsUpdate = Record<string, string | number | readonly string[] | null>;
+
+/** Log settings (`log_file`, `log_info`, `log_warning`, `log_error`, `log_verbose_level`, `log_format`). */
+export interface LogSettings {
+  log_file?: string;
+  log_info?: boolean;
+  log_warning?: boolean;
+  log_error?: boolean;
+  log_verbose_level?: number;
+  log_format?: string;
+  [setting: string]: string | number | boolean | undefined;
+}
+
+/** One registered system shared-memory region. */
+export interface SystemSharedMemoryRegion {
+  name: string;
+  key: string;
+  offset: Uint64;
+  byte_size: Uint64;
+}
+
+/** One registered CUDA shared-memory region. */
+export interface CudaSharedMemoryRegion {
+  name: string;
+  device_id: Uint64;
+  byte_size: Uint64;
+}
+
+/** Arguments of `loadModel`. */
+export interface LoadModelOptions {
+  /** Configuration override: a JSON string or an object (stringified for you). */
+  readonly config?: string | Record<string, unknown>;
+  /**
+   * Model files to use with the override, keyed `file:<version>/<name>` (the `file:` prefix is added
+   * when missing); contents are sent base64-encoded.
+   */
+  readonly files?: Record<string, Uint8Array>;
+}
+
+/** Everything a transport needs to run one inference. */
+export interface InferCall {
+  readonly modelName: string;
+  readonly modelVersion: string;
+  readonly inputs: readonly InferInput[];
+  readonly request: InferRequestOptions;
+  readonly requestCompression: CompressionAlgorithm | undefined;
+  readonly responseCompression: CompressionAlgorithm | undefined;
+}

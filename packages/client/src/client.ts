@@ -1,0 +1,383 @@
+/**
+ * `TritonClient`: every server API of the official Python client, over a pluggable transport,
+ * with timeouts, aborts, retries and one error hierarchy.
+ * @packageDocumentation
+ */
+import type {
+  CudaSharedMemoryRegion,
+  InferenceStatistics,
+  LoadModelOptions,
+  LogSettings,
+  ModelConfig,
+  ModelMetadata,
+  RepositoryIndexEntry,
+  ServerMetadata,
+  SystemSharedMemoryRegion,
+  TraceSettings,
+  TraceSettingsUpdate,
+} from './api-types.js';
+import {
+  TritonAbortError,
+  TritonError,
+  TritonInvalidArgumentError,
+  TritonServerError,
+  TritonTimeoutError,
+} from './errors.js';
+import { HttpTransport } from './http/http-transport.js';
+import { InferResult } from './infer-result.js';
+import {
+  silentLogger,
+  type CallOptions,
+  type ClientOptions,
+  type Logger,
+  type QueryParams,
+} from './options.js';
+import type { CompressionAlgorithm } from './protocol/compression.js';
+import type { InferInput, InferRequestOptions } from './protocol/infer-request.js';
+import { backoffDelay, isRetryable, sleep, type BackoffPolicy } from './retry.js';
+import type { Transport, TransportContext } from './transport.js';
+
+/** Options of {@link TritonClient.infer}: request options, per-call options, and a few infer-only ones. */
+export interface InferOptions extends InferRequestOptions, CallOptions {
+  /** Model version (default: the server's choice by version policy). */
+  readonly modelVersion?: string | number;
+  /** Compress the request body (`Content-Encoding`). */
+  readonly requestCompression?: CompressionAlgorithm;
+  /** Ask for a compressed response (`Accept-Encoding`). */
+  readonly responseCompression?: CompressionAlgorithm;
+  /** Retry this inference on connection errors / 503 (default `false`: infer may not be idempotent). */
+  readonly retry?: boolean;
+}
+
+const DEFAULT_TIMEOUT_MS = 60_000;
+const DEFAULT_MAX_RETRIES = 2;
+
+function versionString(version: string | number | undefined): string {
+  return version === undefined ? '' : String(version);
+}
+
+/**
+ * A Triton Inference Server / KServe v2 client.
+ *
+ * ```ts
+ * const client = new TritonClient({ url: 'localhost:8000' });
+ * const result = await client.infer('simple', [
+ *   { name: 'INPUT0', datatype: 'INT32', shape: [1, 16], data: new Int32Array(16) },
+ *   { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], data: new Int32Array(16) },
+ * ]);
+ * result.asTypedArray('OUTPUT0', 'INT32');
+ * await client.close();
+ * ```
+ *
+ * Read-only calls are retried (`maxRetries`, exponential backoff with jitter, `Retry-After`
+ * honoured) on connection errors and HTTP 503; state-changing calls and `infer` are not, unless
+ * `infer` is given `retry: true`. `timeoutMs` bounds the whole call including retries.
+ */
+export class TritonClient {
+  /** The transport in use. */
+  readonly transport: Transport;
+  readonly #headers: Record<string, string>;
+  readonly #queryParams: QueryParams;
+  readonly #timeoutMs: number;
+  readonly #maxRetries: number;
+  readonly #backoff: BackoffPolicy;
+  readonly #logger: Logger;
+  #closed = false;
+
+  constructor(options: ClientOptions) {
+    if (options.transport !== undefined) {
+      this.transport = options.transport;
+    } else if (options.url !== undefined) {
+      this.transport = new HttpTransport({
+        url: options.url,
+        ...(options.ssl === undefined ? {} : { ssl: options.ssl }),
+        ...(options.connections === undefined ? {} : { connections: options.connections }),
+      });
+    } else {
+      throw new TritonInvalidArgumentError('TritonClient needs a url or a transport');
+    }
+    this.#headers = { ...options.headers };
+    this.#queryParams = { ...options.queryParams };
+    this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.#maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
+    this.#backoff = { baseDelayMs: options.retryDelayMs ?? 200, maxDelayMs: options.maxRetryDelayMs ?? 8000 };
+    this.#logger = options.logger ?? silentLogger;
+    this.#checkHeaders(this.#headers);
+  }
+
+  #checkHeaders(headers: Record<string, string>): void {
+    if (Object.keys(headers).some((h) => h.toLowerCase() === 'transfer-encoding')) {
+      throw new TritonInvalidArgumentError('the Transfer-Encoding header cannot be set by the caller');
+    }
+  }
+
+  async #call<T>(
+    operation: string,
+    retryable: boolean,
+    options: CallOptions,
+    run: (ctx: TransportContext) => Promise<T>,
+  ): Promise<T> {
+    if (this.#closed) throw new TritonInvalidArgumentError('the client is closed');
+    const headers = { ...this.#headers, ...options.headers };
+    this.#checkHeaders(headers);
+    const userSignal = options.signal;
+    if (userSignal?.aborted === true) throw new TritonAbortError({ cause: userSignal.reason });
+
+    const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort(new TritonTimeoutError(timeoutMs));
+    }, timeoutMs);
+    const onUserAbort = (): void => controller.abort(new TritonAbortError({ cause: userSignal?.reason }));
+    userSignal?.addEventListener('abort', onUserAbort, { once: true });
+    const ctx: TransportContext = {
+      signal: controller.signal,
+      headers,
+      queryParams: { ...this.#queryParams, ...options.queryParams },
+    };
+    const classify = (raw: unknown): unknown => {
+      if (timedOut) return new TritonTimeoutError(timeoutMs, { cause: raw });
+      if (userSignal?.aborted === true) return new TritonAbortError({ cause: raw });
+      return raw;
+    };
+    const maxRetries = retryable ? (options.maxRetries ?? this.#maxRetries) : 0;
+    try {
+      for (let attempt = 0; ; attempt++) {
+        const started = performance.now();
+        try {
+          const result = await run(ctx);
+          this.#logger.debug('triton call', { operation, attempt, ms: performance.now() - started });
+          return result;
+        } catch (raw) {
+          const error = classify(raw);
+          if (!(error instanceof TritonError) || attempt >= maxRetries || !isRetryable(error)) throw error;
+          const delay = backoffDelay(
+            attempt,
+            this.#backoff,
+            error instanceof TritonServerError ? error.retryAfterMs : undefined,
+          );
+          this.#logger.warn('triton call failed, retrying', {
+            operation,
+            attempt,
+            delayMs: Math.round(delay),
+            error: error.message,
+          });
+          try {
+            await sleep(delay, controller.signal);
+          } catch (sleepError) {
+            throw classify(sleepError);
+          }
+        }
+      }
+    } finally {
+      clearTimeout(timer);
+      userSignal?.removeEventListener('abort', onUserAbort);
+    }
+  }
+
+  /** `GET v2/health/live`: true iff the server answers 200. */
+  isServerLive(options: CallOptions = {}): Promise<boolean> {
+    return this.#call('isServerLive', true, options, (ctx) => this.transport.isServerLive(ctx));
+  }
+
+  /** `GET v2/health/ready`: true iff the server answers 200. */
+  isServerReady(options: CallOptions = {}): Promise<boolean> {
+    return this.#call('isServerReady', true, options, (ctx) => this.transport.isServerReady(ctx));
+  }
+
+  /** `GET v2/models/{m}[/versions/{v}]/ready`: true iff the server answers 200. */
+  isModelReady(
+    modelName: string,
+    modelVersion?: string | number,
+    options: CallOptions = {},
+  ): Promise<boolean> {
+    return this.#call('isModelReady', true, options, (ctx) =>
+      this.transport.isModelReady(modelName, versionString(modelVersion), ctx),
+    );
+  }
+
+  /** `GET v2`: server name, version and extensions. */
+  getServerMetadata(options: CallOptions = {}): Promise<ServerMetadata> {
+    return this.#call('getServerMetadata', true, options, (ctx) => this.transport.getServerMetadata(ctx));
+  }
+
+  /** `GET v2/models/{m}[/versions/{v}]`: inputs, outputs, platform, versions. */
+  getModelMetadata(
+    modelName: string,
+    modelVersion?: string | number,
+    options: CallOptions = {},
+  ): Promise<ModelMetadata> {
+    return this.#call('getModelMetadata', true, options, (ctx) =>
+      this.transport.getModelMetadata(modelName, versionString(modelVersion), ctx),
+    );
+  }
+
+  /** `GET v2/models/{m}[/versions/{v}]/config`: the model configuration (proto field names). */
+  getModelConfig(
+    modelName: string,
+    modelVersion?: string | number,
+    options: CallOptions = {},
+  ): Promise<ModelConfig> {
+    return this.#call('getModelConfig', true, options, (ctx) =>
+      this.transport.getModelConfig(modelName, versionString(modelVersion), ctx),
+    );
+  }
+
+  /** `POST v2/repository/index` (no body): every model in the repository with its state. */
+  getModelRepositoryIndex(options: CallOptions = {}): Promise<RepositoryIndexEntry[]> {
+    return this.#call('getModelRepositoryIndex', true, options, (ctx) =>
+      this.transport.getModelRepositoryIndex(ctx),
+    );
+  }
+
+  /** `POST v2/repository/models/{m}/load`, optionally with a config override and model files. */
+  loadModel(modelName: string, load: LoadModelOptions = {}, options: CallOptions = {}): Promise<void> {
+    return this.#call('loadModel', false, options, (ctx) => this.transport.loadModel(modelName, load, ctx));
+  }
+
+  /** `POST v2/repository/models/{m}/unload` (`unload_dependents` is always sent, default false). */
+  unloadModel(
+    modelName: string,
+    unload: { readonly unloadDependents?: boolean } = {},
+    options: CallOptions = {},
+  ): Promise<void> {
+    return this.#call('unloadModel', false, options, (ctx) =>
+      this.transport.unloadModel(modelName, unload.unloadDependents ?? false, ctx),
+    );
+  }
+
+  /**
+   * `GET v2/models/stats` (all models) or `v2/models/{m}[/versions/{v}]/stats`. Counters are
+   * numbers, or bigints when beyond 2^53 − 1 (never silently rounded).
+   */
+  getInferenceStatistics(
+    modelName = '',
+    modelVersion?: string | number,
+    options: CallOptions = {},
+  ): Promise<InferenceStatistics> {
+    return this.#call('getInferenceStatistics', true, options, (ctx) =>
+      this.transport.getInferenceStatistics(modelName, versionString(modelVersion), ctx),
+    );
+  }
+
+  /** `GET v2[/models/{m}]/trace/setting`. */
+  getTraceSettings(modelName = '', options: CallOptions = {}): Promise<TraceSettings> {
+    return this.#call('getTraceSettings', true, options, (ctx) =>
+      this.transport.getTraceSettings(modelName, ctx),
+    );
+  }
+
+  /** `POST v2[/models/{m}]/trace/setting`; a `null` value clears that setting. Returns the new settings. */
+  updateTraceSettings(
+    settings: TraceSettingsUpdate,
+    modelName = '',
+    options: CallOptions = {},
+  ): Promise<TraceSettings> {
+    return this.#call('updateTraceSettings', false, options, (ctx) =>
+      this.transport.updateTraceSettings(modelName, settings, ctx),
+    );
+  }
+
+  /** `GET v2/logging`. */
+  getLogSettings(options: CallOptions = {}): Promise<LogSettings> {
+    return this.#call('getLogSettings', true, options, (ctx) => this.transport.getLogSettings(ctx));
+  }
+
+  /** `POST v2/logging` with the settings to change. Returns the full settings. */
+  updateLogSettings(settings: LogSettings, options: CallOptions = {}): Promise<LogSettings> {
+    return this.#call('updateLogSettings', false, options, (ctx) =>
+      this.transport.updateLogSettings(settings, ctx),
+    );
+  }
+
+  /** `GET v2/systemsharedmemory[/region/{r}]/status`. */
+  getSystemSharedMemoryStatus(
+    regionName = '',
+    options: CallOptions = {},
+  ): Promise<SystemSharedMemoryRegion[]> {
+    return this.#call('getSystemSharedMemoryStatus', true, options, (ctx) =>
+      this.transport.getSystemSharedMemoryStatus(regionName, ctx),
+    );
+  }
+
+  /** `POST v2/systemsharedmemory/region/{name}/register` with `{key, offset, byte_size}`. */
+  registerSystemSharedMemory(
+    name: string,
+    key: string,
+    byteSize: number,
+    offset = 0,
+    options: CallOptions = {},
+  ): Promise<void> {
+    return this.#call('registerSystemSharedMemory', false, options, (ctx) =>
+      this.transport.registerSystemSharedMemory(name, key, byteSize, offset, ctx),
+    );
+  }
+
+  /** `POST v2/systemsharedmemory[/region/{name}]/unregister` (no name: all regions). */
+  unregisterSystemSharedMemory(name = '', options: CallOptions = {}): Promise<void> {
+    return this.#call('unregisterSystemSharedMemory', false, options, (ctx) =>
+      this.transport.unregisterSystemSharedMemory(name, ctx),
+    );
+  }
+
+  /** `GET v2/cudasharedmemory[/region/{r}]/status`. */
+  getCudaSharedMemoryStatus(regionName = '', options: CallOptions = {}): Promise<CudaSharedMemoryRegion[]> {
+    return this.#call('getCudaSharedMemoryStatus', true, options, (ctx) =>
+      this.transport.getCudaSharedMemoryStatus(regionName, ctx),
+    );
+  }
+
+  /** `POST v2/cudasharedmemory/region/{name}/register` with the raw IPC handle (sent base64). */
+  registerCudaSharedMemory(
+    name: string,
+    rawHandle: Uint8Array,
+    deviceId: number,
+    byteSize: number,
+    options: CallOptions = {},
+  ): Promise<void> {
+    return this.#call('registerCudaSharedMemory', false, options, (ctx) =>
+      this.transport.registerCudaSharedMemory(name, rawHandle, deviceId, byteSize, ctx),
+    );
+  }
+
+  /** `POST v2/cudasharedmemory[/region/{name}]/unregister` (no name: all regions). */
+  unregisterCudaSharedMemory(name = '', options: CallOptions = {}): Promise<void> {
+    return this.#call('unregisterCudaSharedMemory', false, options, (ctx) =>
+      this.transport.unregisterCudaSharedMemory(name, ctx),
+    );
+  }
+
+  /**
+   * Runs an inference. Inputs travel in the binary tensor extension unless `binaryData: false`
+   * (per input or for all); outputs come back binary unless asked otherwise.
+   */
+  async infer(
+    modelName: string,
+    inputs: readonly InferInput[],
+    options: InferOptions = {},
+  ): Promise<InferResult> {
+    const decoded = await this.#call('infer', options.retry === true, options, (ctx) =>
+      this.transport.infer(
+        {
+          modelName,
+          modelVersion: versionString(options.modelVersion),
+          inputs,
+          request: options,
+          requestCompression: options.requestCompression,
+          responseCompression: options.responseCompression,
+        },
+        ctx,
+      ),
+    );
+    return new InferResult(decoded);
+  }
+
+  /** Closes pooled connections after in-flight calls finish; later calls throw. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.transport.close();
+  }
+}

@@ -1,0 +1,377 @@
+/**
+ * The HTTP/REST transport (KServe v2 + Triton extensions) over an undici keep-alive `Pool`.
+ * @packageDocumentation
+ */
+import { Pool } from 'undici';
+import type {
+  CudaSharedMemoryRegion,
+  InferCall,
+  InferenceStatistics,
+  LoadModelOptions,
+  LogSettings,
+  ModelConfig,
+  ModelMetadata,
+  RepositoryIndexEntry,
+  ServerMetadata,
+  SystemSharedMemoryRegion,
+  TraceSettings,
+  TraceSettingsUpdate,
+} from '../api-types.js';
+import {
+  EMPTY_RESPONSE_MESSAGE,
+  TritonConnectionError,
+  TritonError,
+  TritonServerError,
+  invalidArgument,
+  protocolFailure,
+} from '../errors.js';
+import type { QueryParams } from '../options.js';
+import { parseRetryAfter } from '../retry.js';
+import { compressBody, decompressBody } from '../protocol/compression.js';
+import { encodeInferRequest } from '../protocol/infer-request.js';
+import { decodeInferResponse, type DecodedInferResponse } from '../protocol/infer-response.js';
+import { parseJson, stringifyJson } from '../protocol/json.js';
+import { INFERENCE_HEADER_CONTENT_LENGTH } from '../protocol/wire.js';
+import type { Transport, TransportContext } from '../transport.js';
+import { apiPath, parseServerUrl, type ServerAddress } from './url.js';
+
+/** Options of {@link HttpTransport}. */
+export interface HttpTransportOptions {
+  /** `host:port[/base]` or `http(s)://host[:port][/base]`. */
+  readonly url: string;
+  /** https for a `host:port` url. */
+  readonly ssl?: boolean;
+  /** Maximum pooled connections (default 64). */
+  readonly connections?: number;
+  /** How long an idle keep-alive connection stays open, in ms (default 30000). */
+  readonly keepAliveTimeoutMs?: number;
+}
+
+/** A raw HTTP response. */
+export interface HttpResponse {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  readonly body: Uint8Array;
+}
+
+function headerValue(headers: HttpResponse['headers'], name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v.join(', ') : v;
+}
+
+function queryString(params: Readonly<QueryParams>): string {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) {
+    const values = Array.isArray(value) ? (value as readonly (string | number | boolean)[]) : [value];
+    for (const v of values) search.append(key, String(v));
+  }
+  const text = search.toString();
+  return text === '' ? '' : `?${text}`;
+}
+
+/**
+ * Turns a non-200 response into a {@link TritonServerError}: the `error` text of a JSON body
+ * verbatim; for an empty body the Python client's "client received an empty response from the
+ * server."; otherwise the raw body text.
+ */
+export function serverErrorFromResponse(response: HttpResponse): TritonServerError {
+  const text = Buffer.from(response.body).toString('utf8');
+  let message = text.trim() === '' ? EMPTY_RESPONSE_MESSAGE : text;
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    if (
+      typeof parsed === 'object' &&
+      parsed !== null &&
+      typeof (parsed as { error?: unknown }).error === 'string'
+    ) {
+      message = (parsed as { error: string }).error;
+    }
+  } catch {
+    // Not JSON: keep the raw text.
+  }
+  const retryAfterMs = parseRetryAfter(headerValue(response.headers, 'retry-after'));
+  return new TritonServerError(response.status, message, {
+    body: text,
+    transport: 'http',
+    ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+  });
+}
+
+/** The KServe v2 HTTP transport. Construct it directly only to share it or to pass pool options. */
+export class HttpTransport implements Transport {
+  readonly kind = 'http' as const;
+  readonly address: ServerAddress;
+  readonly #pool: Pool;
+
+  constructor(options: HttpTransportOptions) {
+    this.address = parseServerUrl(options.url, options.ssl);
+    this.#pool = new Pool(this.address.origin, {
+      connections: options.connections ?? 64,
+      keepAliveTimeout: options.keepAliveTimeoutMs ?? 30_000,
+    });
+  }
+
+  /**
+   * Sends one request and reads the whole response. Throws {@link TritonConnectionError} when no
+   * complete response arrives (the client turns it into a timeout or abort error when its signal
+   * fired).
+   */
+  async send(
+    method: 'GET' | 'POST',
+    segments: string[],
+    ctx: TransportContext,
+    body?: Uint8Array | string,
+    extraHeaders?: Record<string, string>,
+  ): Promise<HttpResponse> {
+    const path = apiPath(this.address.basePath, ...segments) + queryString(ctx.queryParams);
+    const headers: Record<string, string> = { ...ctx.headers, ...extraHeaders };
+    try {
+      const res = await this.#pool.request({
+        method,
+        path,
+        headers,
+        body: body ?? (method === 'POST' ? '' : null),
+        signal: ctx.signal,
+      });
+      const chunks: Buffer[] = [];
+      for await (const chunk of res.body) chunks.push(chunk as Buffer);
+      return { status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) };
+    } catch (cause) {
+      if (cause instanceof TritonError) throw cause;
+      const detail = cause instanceof Error ? cause.message : String(cause);
+      throw new TritonConnectionError(`${method} ${this.address.origin}${path} failed: ${detail}`, { cause });
+    }
+  }
+
+  async #json<T>(
+    method: 'GET' | 'POST',
+    segments: string[],
+    ctx: TransportContext,
+    body?: unknown,
+  ): Promise<T> {
+    const payload = body === undefined ? undefined : stringifyJson(body);
+    const res = await this.send(
+      method,
+      segments,
+      ctx,
+      payload,
+      payload === undefined ? undefined : { 'content-type': 'application/json' },
+    );
+    if (res.status !== 200) throw serverErrorFromResponse(res);
+    if (res.body.byteLength === 0) return {} as T;
+    try {
+      return parseJson(Buffer.from(res.body).toString('utf8'), 'the response') as T;
+    } catch (error) {
+      throw protocolFailure(error);
+    }
+  }
+
+  async #status(segments: string[], ctx: TransportContext): Promise<boolean> {
+    const res = await this.send('GET', segments, ctx);
+    return res.status === 200;
+  }
+
+  async #post(segments: string[], ctx: TransportContext, body?: unknown): Promise<void> {
+    await this.#json('POST', segments, ctx, body);
+  }
+
+  #model(name: string, version: string, ...rest: string[]): string[] {
+    return version === ''
+      ? ['v2', 'models', name, ...rest]
+      : ['v2', 'models', name, 'versions', version, ...rest];
+  }
+
+  isServerLive(ctx: TransportContext): Promise<boolean> {
+    return this.#status(['v2', 'health', 'live'], ctx);
+  }
+
+  isServerReady(ctx: TransportContext): Promise<boolean> {
+    return this.#status(['v2', 'health', 'ready'], ctx);
+  }
+
+  isModelReady(name: string, version: string, ctx: TransportContext): Promise<boolean> {
+    return this.#status(this.#model(name, version, 'ready'), ctx);
+  }
+
+  getServerMetadata(ctx: TransportContext): Promise<ServerMetadata> {
+    return this.#json('GET', ['v2'], ctx);
+  }
+
+  getModelMetadata(name: string, version: string, ctx: TransportContext): Promise<ModelMetadata> {
+    return this.#json('GET', this.#model(name, version), ctx);
+  }
+
+  getModelConfig(name: string, version: string, ctx: TransportContext): Promise<ModelConfig> {
+    return this.#json('GET', this.#model(name, version, 'config'), ctx);
+  }
+
+  async getModelRepositoryIndex(ctx: TransportContext): Promise<RepositoryIndexEntry[]> {
+    const index = await this.#json<RepositoryIndexEntry[] | Record<string, never>>(
+      'POST',
+      ['v2', 'repository', 'index'],
+      ctx,
+    );
+    return Array.isArray(index) ? index : [];
+  }
+
+  async loadModel(name: string, options: LoadModelOptions, ctx: TransportContext): Promise<void> {
+    const body: { parameters?: Record<string, string> } = {};
+    if (options.config !== undefined || options.files !== undefined) {
+      const parameters: Record<string, string> = {};
+      if (options.config !== undefined) {
+        parameters.config =
+          typeof options.config === 'string' ? options.config : stringifyJson(options.config);
+      }
+      for (const [path, content] of Object.entries(options.files ?? {})) {
+        const key = path.startsWith('file:') ? path : `file:${path}`;
+        parameters[key] = Buffer.from(content.buffer, content.byteOffset, content.byteLength).toString(
+          'base64',
+        );
+      }
+      body.parameters = parameters;
+    }
+    await this.#post(['v2', 'repository', 'models', name, 'load'], ctx, body);
+  }
+
+  async unloadModel(name: string, unloadDependents: boolean, ctx: TransportContext): Promise<void> {
+    await this.#post(['v2', 'repository', 'models', name, 'unload'], ctx, {
+      parameters: { unload_dependents: unloadDependents },
+    });
+  }
+
+  getInferenceStatistics(name: string, version: string, ctx: TransportContext): Promise<InferenceStatistics> {
+    return this.#json(
+      'GET',
+      name === '' ? ['v2', 'models', 'stats'] : this.#model(name, version, 'stats'),
+      ctx,
+    );
+  }
+
+  #trace(modelName: string): string[] {
+    return modelName === '' ? ['v2', 'trace', 'setting'] : ['v2', 'models', modelName, 'trace', 'setting'];
+  }
+
+  getTraceSettings(modelName: string, ctx: TransportContext): Promise<TraceSettings> {
+    return this.#json('GET', this.#trace(modelName), ctx);
+  }
+
+  updateTraceSettings(
+    modelName: string,
+    settings: TraceSettingsUpdate,
+    ctx: TransportContext,
+  ): Promise<TraceSettings> {
+    return this.#json('POST', this.#trace(modelName), ctx, settings);
+  }
+
+  getLogSettings(ctx: TransportContext): Promise<LogSettings> {
+    return this.#json('GET', ['v2', 'logging'], ctx);
+  }
+
+  updateLogSettings(settings: LogSettings, ctx: TransportContext): Promise<LogSettings> {
+    return this.#json('POST', ['v2', 'logging'], ctx, settings);
+  }
+
+  #shm(kind: 'system' | 'cuda', region: string, action: string): string[] {
+    const root = `${kind}sharedmemory`;
+    return region === '' ? ['v2', root, action] : ['v2', root, 'region', region, action];
+  }
+
+  async getSystemSharedMemoryStatus(
+    region: string,
+    ctx: TransportContext,
+  ): Promise<SystemSharedMemoryRegion[]> {
+    const status = await this.#json<SystemSharedMemoryRegion[]>(
+      'GET',
+      this.#shm('system', region, 'status'),
+      ctx,
+    );
+    return Array.isArray(status) ? status : [];
+  }
+
+  async registerSystemSharedMemory(
+    name: string,
+    key: string,
+    byteSize: number,
+    offset: number,
+    ctx: TransportContext,
+  ): Promise<void> {
+    await this.#post(this.#shm('system', name, 'register'), ctx, { key, offset, byte_size: byteSize });
+  }
+
+  async unregisterSystemSharedMemory(name: string, ctx: TransportContext): Promise<void> {
+    await this.#post(this.#shm('system', name, 'unregister'), ctx);
+  }
+
+  async getCudaSharedMemoryStatus(region: string, ctx: TransportContext): Promise<CudaSharedMemoryRegion[]> {
+    const status = await this.#json<CudaSharedMemoryRegion[]>(
+      'GET',
+      this.#shm('cuda', region, 'status'),
+      ctx,
+    );
+    return Array.isArray(status) ? status : [];
+  }
+
+  async registerCudaSharedMemory(
+    name: string,
+    rawHandle: Uint8Array,
+    deviceId: number,
+    byteSize: number,
+    ctx: TransportContext,
+  ): Promise<void> {
+    const b64 = Buffer.from(rawHandle.buffer, rawHandle.byteOffset, rawHandle.byteLength).toString('base64');
+    await this.#post(this.#shm('cuda', name, 'register'), ctx, {
+      raw_handle: { b64 },
+      device_id: deviceId,
+      byte_size: byteSize,
+    });
+  }
+
+  async unregisterCudaSharedMemory(name: string, ctx: TransportContext): Promise<void> {
+    await this.#post(this.#shm('cuda', name, 'unregister'), ctx);
+  }
+
+  async infer(call: InferCall, ctx: TransportContext): Promise<DecodedInferResponse> {
+    let encoded;
+    try {
+      encoded = encodeInferRequest(call.inputs, call.request);
+    } catch (error) {
+      throw invalidArgument(error);
+    }
+    const headers: Record<string, string> = {};
+    if (encoded.headerLength !== undefined) {
+      headers[INFERENCE_HEADER_CONTENT_LENGTH] = String(encoded.headerLength);
+      headers['content-type'] = 'application/octet-stream';
+    } else {
+      headers['content-type'] = 'application/json';
+    }
+    let body = encoded.body;
+    if (call.requestCompression !== undefined) {
+      body = await compressBody(body, call.requestCompression);
+      headers['content-encoding'] = call.requestCompression;
+    }
+    if (call.responseCompression !== undefined) headers['accept-encoding'] = call.responseCompression;
+    const res = await this.send(
+      'POST',
+      this.#model(call.modelName, call.modelVersion, 'infer'),
+      ctx,
+      body,
+      headers,
+    );
+    let responseBody: Uint8Array;
+    try {
+      responseBody = await decompressBody(res.body, headerValue(res.headers, 'content-encoding'));
+    } catch (error) {
+      throw protocolFailure(error);
+    }
+    if (res.status !== 200) throw serverErrorFromResponse({ ...res, body: responseBody });
+    try {
+      return decodeInferResponse(responseBody, headerValue(res.headers, INFERENCE_HEADER_CONTENT_LENGTH));
+    } catch (error) {
+      throw protocolFailure(error);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.#pool.close();
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * Client and per-call options, and the optional logger.
+ * @packageDocumentation
+ */
+import type { Transport } from './transport.js';
+
+/** A minimal structured logger; the client is silent unless one is given. */
+export interface Logger {
+  debug(message: string, data?: Record<string, unknown>): void;
+  warn(message: string, data?: Record<string, unknown>): void;
+}
+
+/** Query parameters; an array repeats the key. */
+export type QueryParams = Record<string, string | number | boolean | readonly (string | number | boolean)[]>;
+
+/** Options every call accepts. */
+export interface CallOptions {
+  /** Aborts the call; a user abort is never retried and throws `TritonAbortError`. */
+  readonly signal?: AbortSignal;
+  /** Deadline for the whole call including retries (default: the client's `timeoutMs`). */
+  readonly timeoutMs?: number;
+  /** Extra headers (merged over the client's default headers). */
+  readonly headers?: Record<string, string>;
+  /** Extra query parameters (merged over the client's default ones). */
+  readonly queryParams?: QueryParams;
+  /** Retries for this call (default: the client's `maxRetries`). */
+  readonly maxRetries?: number;
+}
+
+/** Options of `new TritonClient(...)`. */
+export interface ClientOptions {
+  /**
+   * Server address: the Python client's `host:port[/base-path]` (http unless `ssl: true`) or a full
+   * `http://` / `https://` URL with an optional base path.
+   */
+  readonly url?: string;
+  /** A ready transport to use instead of building the HTTP one from `url` (e.g. gRPC later, or a shared one). */
+  readonly transport?: Transport;
+  /** Use https for a `host:port` url. */
+  readonly ssl?: boolean;
+  /** Default deadline per call in milliseconds (default 60000, like the Python client). */
+  readonly timeoutMs?: number;
+  /** Default retries for idempotent calls on connection errors and 503 (default 2). */
+  readonly maxRetries?: number;
+  /** First backoff delay in ms (default 200); doubles per attempt, with jitter, capped by `maxRetryDelayMs`. */
+  readonly retryDelayMs?: number;
+  /** Upper bound of one backoff delay, also for `Retry-After` (default 8000). */
+  readonly maxRetryDelayMs?: number;
+  /** Headers sent with every call. */
+  readonly headers?: Record<string, string>;
+  /** Query parameters sent with every call. */
+  readonly queryParams?: QueryParams;
+  /** Maximum pooled keep-alive connections (default 64). */
+  readonly connections?: number;
+  /** Optional logger (default: silent). */
+  readonly logger?: Logger;
+}
+
+/** The logger that drops everything. */
+export const silentLogger: Logger = {
+  debug: () => undefined,
+  warn: () => undefined,
+};
+
+/** Builds an `authorization` header for HTTP Basic auth (the Python client's `BasicAuth` plugin). */
+export function basicAuthHeader(username: string, password: string): Record<string, string> {
+  return { authorization: `Basic ${Buffer.from(`${username}:${password}`, 'utf8').toString('base64')}` };
+}

@@ -1,0 +1,80 @@
+/**
+ * The seam between `TritonClient` and a wire protocol. The HTTP transport implements it today; a
+ * gRPC transport implements the same operations later, so `TritonClient` (options, retries,
+ * timeouts, errors, results) stays the same for both.
+ *
+ * A transport throws `TritonServerError`, `TritonConnectionError` or `TritonProtocolError`; it
+ * need not tell timeouts from aborts (the client does, from the signals it created).
+ * @packageDocumentation
+ */
+import type {
+  CudaSharedMemoryRegion,
+  InferCall,
+  InferenceStatistics,
+  LoadModelOptions,
+  LogSettings,
+  ModelConfig,
+  ModelMetadata,
+  RepositoryIndexEntry,
+  ServerMetadata,
+  SystemSharedMemoryRegion,
+  TraceSettings,
+  TraceSettingsUpdate,
+} from './api-types.js';
+import type { TransportKind } from './errors.js';
+import type { QueryParams } from './options.js';
+import type { DecodedInferResponse } from './protocol/infer-response.js';
+
+/** Per-call context handed to a transport. */
+export interface TransportContext {
+  /** Fires on user abort or timeout; the transport must stop work when it fires. */
+  readonly signal: AbortSignal;
+  /** Merged headers (client defaults + call). */
+  readonly headers: Readonly<Record<string, string>>;
+  /** Merged query parameters (client defaults + call). */
+  readonly queryParams: Readonly<QueryParams>;
+}
+
+/** The operations of a Triton client, one per server API. */
+export interface Transport {
+  readonly kind: TransportKind;
+  isServerLive(ctx: TransportContext): Promise<boolean>;
+  isServerReady(ctx: TransportContext): Promise<boolean>;
+  isModelReady(name: string, version: string, ctx: TransportContext): Promise<boolean>;
+  getServerMetadata(ctx: TransportContext): Promise<ServerMetadata>;
+  getModelMetadata(name: string, version: string, ctx: TransportContext): Promise<ModelMetadata>;
+  getModelConfig(name: string, version: string, ctx: TransportContext): Promise<ModelConfig>;
+  getModelRepositoryIndex(ctx: TransportContext): Promise<RepositoryIndexEntry[]>;
+  loadModel(name: string, options: LoadModelOptions, ctx: TransportContext): Promise<void>;
+  unloadModel(name: string, unloadDependents: boolean, ctx: TransportContext): Promise<void>;
+  getInferenceStatistics(name: string, version: string, ctx: TransportContext): Promise<InferenceStatistics>;
+  getTraceSettings(modelName: string, ctx: TransportContext): Promise<TraceSettings>;
+  updateTraceSettings(
+    modelName: string,
+    settings: TraceSettingsUpdate,
+    ctx: TransportContext,
+  ): Promise<TraceSettings>;
+  getLogSettings(ctx: TransportContext): Promise<LogSettings>;
+  updateLogSettings(settings: LogSettings, ctx: TransportContext): Promise<LogSettings>;
+  getSystemSharedMemoryStatus(region: string, ctx: TransportContext): Promise<SystemSharedMemoryRegion[]>;
+  registerSystemSharedMemory(
+    name: string,
+    key: string,
+    byteSize: number,
+    offset: number,
+    ctx: TransportContext,
+  ): Promise<void>;
+  unregisterSystemSharedMemory(name: string, ctx: TransportContext): Promise<void>;
+  getCudaSharedMemoryStatus(region: string, ctx: TransportContext): Promise<CudaSharedMemoryRegion[]>;
+  registerCudaSharedMemory(
+    name: string,
+    rawHandle: Uint8Array,
+    deviceId: number,
+    byteSize: number,
+    ctx: TransportContext,
+  ): Promise<void>;
+  unregisterCudaSharedMemory(name: string, ctx: TransportContext): Promise<void>;
+  infer(call: InferCall, ctx: TransportContext): Promise<DecodedInferResponse>;
+  /** Closes pooled connections; in-flight calls finish first. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,183 @@
+// These tests use an in-process fake HTTP server ONLY for faults that a real server cannot be made to
+// produce on demand (hangs, resets, garbage, scripted 503s). Every API call against a real server is
+// covered by packages/conformance, which runs the client against the embedded server.
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  TritonAbortError,
+  TritonClient,
+  TritonConnectionError,
+  TritonProtocolError,
+  TritonServerError,
+  TritonTimeoutError,
+  type Logger,
+} from '../src/index.js';
+import { hang, reply, reset, startFaultServer, type FaultServer } from './fault-server.js';
+
+let server: FaultServer | undefined;
+let client: TritonClient | undefined;
+afterEach(async () => {
+  await client?.close();
+  await server?.close();
+  client = undefined;
+  server = undefined;
+});
+
+const fastRetries = { retryDelayMs: 1, maxRetryDelayMs: 20 } as const;
+
+describe('timeouts and aborts', () => {
+  it('throws TritonTimeoutError when the server hangs past timeoutMs', async () => {
+    server = await startFaultServer(hang);
+    client = new TritonClient({ url: server.url, timeoutMs: 100, maxRetries: 0 });
+    const started = Date.now();
+    const error: unknown = await client.getServerMetadata().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TritonTimeoutError);
+    expect((error as TritonTimeoutError).code).toBe('TIMEOUT');
+    expect((error as TritonTimeoutError).cause).toBeDefined();
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+
+  it('throws TritonAbortError when the caller aborts, and does not retry', async () => {
+    server = await startFaultServer(hang);
+    client = new TritonClient({ url: server.url, maxRetries: 3, ...fastRetries });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 50);
+    await expect(client.getServerMetadata({ signal: controller.signal })).rejects.toBeInstanceOf(
+      TritonAbortError,
+    );
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('throws TritonAbortError at once for an already aborted signal', async () => {
+    server = await startFaultServer(reply(200, '{}'));
+    client = new TritonClient({ url: server.url });
+    await expect(client.isServerLive({ signal: AbortSignal.abort() })).rejects.toMatchObject({
+      code: 'ABORTED',
+    });
+    expect(server.requests).toHaveLength(0);
+  });
+});
+
+describe('connection errors and retries', () => {
+  it('throws TritonConnectionError when the connection is reset, after retrying idempotent calls', async () => {
+    server = await startFaultServer(reset);
+    client = new TritonClient({ url: server.url, maxRetries: 2, ...fastRetries });
+    const error: unknown = await client.getServerMetadata().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TritonConnectionError);
+    expect((error as Error).cause).toBeDefined();
+    expect(server.requests).toHaveLength(3);
+  });
+
+  it('throws TritonConnectionError when nothing listens', async () => {
+    server = await startFaultServer(reply(200));
+    const url = server.url;
+    await server.close();
+    server = undefined;
+    client = new TritonClient({ url, maxRetries: 0 });
+    await expect(client.isServerLive()).rejects.toBeInstanceOf(TritonConnectionError);
+  });
+
+  it('retries a 503 honouring Retry-After, then succeeds', async () => {
+    server = await startFaultServer(
+      reply(503, '{"error":"busy"}', { 'retry-after': '0' }),
+      reply(200, '{"name":"triton","version":"2","extensions":[]}'),
+    );
+    const warnings: string[] = [];
+    const logger: Logger = { debug: () => undefined, warn: (m) => warnings.push(m) };
+    client = new TritonClient({ url: server.url, maxRetries: 2, logger, ...fastRetries });
+    await expect(client.getServerMetadata()).resolves.toEqual({
+      name: 'triton',
+      version: '2',
+      extensions: [],
+    });
+    expect(server.requests).toHaveLength(2);
+    expect(warnings).toEqual(['triton call failed, retrying']);
+  });
+
+  it('does not retry infer on 503 unless the caller opts in', async () => {
+    const ok = JSON.stringify({ model_name: 'm', model_version: '1', outputs: [] });
+    server = await startFaultServer(reply(503, '{"error":"busy"}'), reply(200, ok));
+    client = new TritonClient({ url: server.url, maxRetries: 2, ...fastRetries });
+    const input = { name: 'X', datatype: 'FP32' as const, shape: [1], data: [1] };
+    const error: unknown = await client.infer('m', [input]).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TritonServerError);
+    expect((error as TritonServerError).status).toBe(503);
+    expect((await client.infer('m', [input], { retry: true })).modelName).toBe('m');
+  });
+
+  it('does not retry a 400 error', async () => {
+    server = await startFaultServer(reply(400, '{"error":"bad"}'));
+    client = new TritonClient({ url: server.url, maxRetries: 2, ...fastRetries });
+    await expect(client.getModelConfig('m')).rejects.toMatchObject({ status: 400, message: 'bad' });
+    expect(server.requests).toHaveLength(1);
+  });
+});
+
+describe('server error bodies and garbage', () => {
+  it("reports an empty error body with the Python client's message", async () => {
+    server = await startFaultServer(reply(500));
+    client = new TritonClient({ url: server.url, maxRetries: 0 });
+    await expect(client.getServerMetadata()).rejects.toMatchObject({
+      status: 500,
+      message: 'client received an empty response from the server.',
+    });
+  });
+
+  it('keeps a non-JSON error body as the message', async () => {
+    server = await startFaultServer(reply(502, '<html>bad gateway</html>'));
+    client = new TritonClient({ url: server.url, maxRetries: 0 });
+    await expect(client.getServerMetadata()).rejects.toMatchObject({
+      status: 502,
+      body: '<html>bad gateway</html>',
+    });
+  });
+
+  it('throws TritonProtocolError for garbage JSON and for a header length past the body', async () => {
+    server = await startFaultServer(
+      reply(200, '{"name": tri'),
+      reply(200, '{"model_name":"m","outputs":[]}', { 'inference-header-content-length': '999' }),
+    );
+    client = new TritonClient({ url: server.url, maxRetries: 0 });
+    await expect(client.getServerMetadata()).rejects.toBeInstanceOf(TritonProtocolError);
+    const error: unknown = await client
+      .infer('m', [{ name: 'X', datatype: 'FP32', shape: [1], data: [1] }])
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TritonProtocolError);
+    expect((error as TritonProtocolError).protocolCode).toBe('INVALID_HEADER_LENGTH');
+  });
+});
+
+describe('request shape on the wire', () => {
+  it('sends default and per-call headers, repeated query params and the base path', async () => {
+    server = await startFaultServer(reply(200));
+    client = new TritonClient({
+      url: `http://${server.url}/triton/`,
+      headers: { 'x-team': 'gg' },
+      queryParams: { a: '1' },
+    });
+    await client.isModelReady('food model', 2, {
+      headers: { 'x-call': 'yes' },
+      queryParams: { tag: ['x', 'y'] },
+    });
+    expect(server.requests[0]?.url).toBe('/triton/v2/models/food%20model/versions/2/ready?a=1&tag=x&tag=y');
+    expect(server.requests[0]?.headers['x-team']).toBe('gg');
+    expect(server.requests[0]?.headers['x-call']).toBe('yes');
+  });
+
+  it('refuses a caller Transfer-Encoding header', async () => {
+    server = await startFaultServer(reply(200));
+    client = new TritonClient({ url: server.url });
+    await expect(client.isServerLive({ headers: { 'Transfer-Encoding': 'chunked' } })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+    });
+  });
+
+  it('sends an empty POST for the repository index and always sends unload_dependents', async () => {
+    server = await startFaultServer(reply(200, '[]'), reply(200));
+    client = new TritonClient({ url: server.url });
+    await client.getModelRepositoryIndex();
+    await client.unloadModel('m');
+    expect(server.requests[0]?.method).toBe('POST');
+    expect(server.requests[0]?.body.length).toBe(0);
+    expect(server.requests[1]?.body.toString()).toBe('{"parameters":{"unload_dependents":false}}');
+  });
+});
