@@ -32,6 +32,8 @@ export interface ModelServices {
     options: CreateInstancesOptions,
   ): Promise<ModelInstance[]>;
   createScheduler: SchedulerFactory;
+  /** Runs `model_warmup` on new instances before the version is READY (optional). */
+  warmup?: (model: ModelDefinition, instances: readonly ModelInstance[]) => Promise<unknown>;
 }
 
 /** Options of {@link ModelManager}. */

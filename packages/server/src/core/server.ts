@@ -10,6 +10,7 @@ import { listRepositoryModels, modelConfigToJson, resolveModel } from '../reposi
 import type { GpuFallback, ResolveModelOptions } from '../repository/types.js';
 import { createInstances } from '../runtime/backends.js';
 import { createScheduler } from '../scheduler/create-scheduler.js';
+import { runWarmup } from '../scheduler/warmup.js';
 import type { SchedulerFactory } from '../scheduler/types.js';
 import { renderStatisticsJson } from '../statistics/json.js';
 import { StatisticsRegistry } from '../statistics/registry.js';
@@ -111,6 +112,7 @@ export class InferenceServer {
       resolve: resolveModel,
       createInstances,
       createScheduler: options.schedulerFactory ?? createScheduler,
+      warmup: (model, instances) => runWarmup(model.config, instances, { modelDirectory: model.directory }),
       ...options.services,
     };
     this.models = new ModelManager({
