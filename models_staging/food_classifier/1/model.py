@@ -8,7 +8,7 @@ Contract (see ../config.pbtxt):
 What happens to one execute() call:
   1. every row of every request is decoded and preprocessed the way the web app does it (EXIF
      orientation applied, converted to RGB with any alpha channel dropped, squashed to size x size
-     with bilinear filtering, scaled to [0, 1], normalised with the ImageNet mean/std, CHW, FP32);
+     with the configured filter (bilinear), scaled to [0, 1], normalised with the ImageNet mean/std, CHW, FP32);
      the parameters come from this model's config, never from constants in this file;
   2. a request with a row that cannot be decoded gets an error response naming the row and the
      reason; it takes no part in step 3 and does not disturb the other requests;
@@ -46,6 +46,15 @@ DEFAULT_PARAMETERS = {
     "preprocess_std": "0.229,0.224,0.225",
     "preprocess_layout": "CHW",
     "preprocess_color": "RGB",
+    "preprocess_kernel": "linear",
+}
+
+# preprocess_kernel names (sharp's) -> the PIL filter that computes the same resampling.
+RESAMPLING = {
+    "nearest": Image.NEAREST,
+    "linear": Image.BILINEAR,
+    "cubic": Image.BICUBIC,
+    "lanczos3": Image.LANCZOS,
 }
 
 
@@ -92,6 +101,10 @@ class Preprocessor:
         self.color = parameters["preprocess_color"].upper()
         if self.color not in ("RGB", "BGR"):
             raise ValueError(f"preprocess_color must be RGB or BGR, got {self.color!r}")
+        kernel = parameters["preprocess_kernel"].lower()
+        if kernel not in RESAMPLING:
+            raise ValueError(f"preprocess_kernel must be one of {sorted(RESAMPLING)}, got {kernel!r}")
+        self.resample = RESAMPLING[kernel]
         self.max_pixels = int(parameters["max_image_pixels"])
 
     def row_shape(self):
@@ -119,7 +132,7 @@ class Preprocessor:
             image = ImageOps.exif_transpose(image)
             # Palette, greyscale and CMYK become RGB; an alpha channel is dropped, not composited.
             image = image.convert("RGB")
-            image = image.resize((self.size, self.size), Image.BILINEAR)
+            image = image.resize((self.size, self.size), self.resample)
         except (OSError, ValueError, SyntaxError) as exc:
             raise RowError(f"is a corrupt or truncated image ({exc})") from None
         pixels = np.asarray(image, dtype=np.float32) / np.float32(255.0)

@@ -167,6 +167,16 @@ class BatchingTest(ModelTestCase):
         self.assertEqual(feed.shape, (1, 3, 96, 96))
         np.testing.assert_allclose(feed[0], h.reference_tensor(photo, size=96), atol=1e-5)
 
+    def test_the_resampling_kernel_is_read_from_the_config(self):
+        config = h.real_config()
+        config["parameters"]["preprocess_kernel"] = {"string_value": "nearest"}
+        model = self.start(config=config)
+        photo = h.read_bytes(h.photo_paths(1)[0])
+        model.execute([h.request(h.b64(photo))])
+        feed = ort_stand_in.RUNS[0]["feed"][0]
+        np.testing.assert_allclose(feed, h.reference_tensor(photo, resample=Image.NEAREST), atol=1e-5)
+        self.assertGreater(np.abs(feed - h.reference_tensor(photo)).max(), 0.1)
+
 
 class BadInputTest(ModelTestCase):
     def test_bad_requests_fail_alone_with_clear_messages_and_the_rest_succeed(self):
