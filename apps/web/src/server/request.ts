@@ -1,0 +1,68 @@
+import 'server-only';
+import { randomUUID } from 'node:crypto';
+import { GatewayError } from './errors';
+
+/** A request id: the caller's `x-request-id` when it is sane, else a new UUID. */
+export function requestIdOf(req: Request): string {
+  const given = req.headers.get('x-request-id');
+  return given && /^[\w.:-]{1,64}$/.test(given) ? given : randomUUID();
+}
+
+/** Multipart overhead allowed on top of the file limit (boundaries, headers, small fields). */
+const MULTIPART_SLACK = 64 * 1024;
+
+/**
+ * Reads the body with a hard byte limit (checked against Content-Length first, then while streaming)
+ * and returns the multipart field `file`. 413 when too large, 400 when missing or malformed.
+ */
+export async function readUpload(
+  req: Request,
+  maxBytes: number,
+): Promise<{ bytes: Uint8Array; name: string; type: string }> {
+  const type = req.headers.get('content-type') ?? '';
+  if (!/^multipart\/form-data/i.test(type)) {
+    throw new GatewayError(
+      'INVALID_REQUEST',
+      'Send the photo as multipart/form-data in a field named "file".',
+    );
+  }
+  const limit = maxBytes + MULTIPART_SLACK;
+  const tooLarge = () =>
+    new GatewayError(
+      'FILE_TOO_LARGE',
+      `The file is larger than the ${(maxBytes / 1024 / 1024).toFixed(1)} MB limit.`,
+    );
+  const declared = Number(req.headers.get('content-length') ?? NaN);
+  if (Number.isFinite(declared) && declared > limit) throw tooLarge();
+  if (!req.body) throw new GatewayError('MISSING_FILE', 'The request has no body.');
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  const reader = req.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > limit) {
+      await reader.cancel().catch(() => undefined);
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  let form: FormData;
+  try {
+    form = await new Response(Buffer.concat(chunks), { headers: { 'content-type': type } }).formData();
+  } catch (err) {
+    throw new GatewayError('INVALID_REQUEST', 'The multipart body could not be parsed.', { cause: err });
+  }
+  const file = form.get('file');
+  if (!file || typeof file === 'string') {
+    throw new GatewayError('MISSING_FILE', 'Attach the photo in a multipart field named "file".');
+  }
+  if (file.size > maxBytes) throw tooLarge();
+  return { bytes: new Uint8Array(await file.arrayBuffer()), name: file.name, type: file.type };
+}
+
+/** One structured log line per request. */
+export function logLine(fields: Record<string, unknown>): void {
+  process.stdout.write(`${JSON.stringify({ t: new Date().toISOString(), ...fields })}\n`);
+}

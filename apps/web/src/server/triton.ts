@@ -1,0 +1,242 @@
+import 'server-only';
+import type { PreprocessConfig } from '@gourmetgram/image-preprocess';
+import { preprocessConfigFromParameters } from '@gourmetgram/image-preprocess';
+import { TritonClient } from '@tritonserver-ts/client';
+import { env } from '../env';
+import { GatewayError } from './errors';
+
+/** How the gateway talks to the model, decided from its config. */
+export type InferencePath = 'tensor' | 'python';
+
+/** What the gateway needs to know about the model; read once from its config and cached. */
+export interface ModelInfo {
+  name: string;
+  version: string;
+  backend: string;
+  path: InferencePath;
+  maxBatchSize: number;
+  input: { name: string; datatype: string; shape: number[] };
+  /** tensor path: the logits output; python path: the label output. */
+  output: { name: string; datatype: string };
+  /** python path: the probability output. */
+  probabilityOutput?: string;
+  numClasses: number;
+  labels: string[];
+  preprocess: PreprocessConfig;
+}
+
+let client: TritonClient | undefined;
+let clientUrl = '';
+
+/** The one client of this process (keep-alive pool), recreated if the configured URL changes. */
+export function tritonClient(): TritonClient {
+  const { tritonUrl, inferenceTimeoutMs } = env();
+  if (!client || clientUrl !== tritonUrl) {
+    void client?.close().catch(() => undefined);
+    client = new TritonClient({ url: tritonUrl, timeoutMs: inferenceTimeoutMs, maxRetries: 1 });
+    clientUrl = tritonUrl;
+  }
+  return client;
+}
+
+const DATATYPES: Record<string, string> = {
+  TYPE_BOOL: 'BOOL',
+  TYPE_UINT8: 'UINT8',
+  TYPE_UINT16: 'UINT16',
+  TYPE_UINT32: 'UINT32',
+  TYPE_UINT64: 'UINT64',
+  TYPE_INT8: 'INT8',
+  TYPE_INT16: 'INT16',
+  TYPE_INT32: 'INT32',
+  TYPE_INT64: 'INT64',
+  TYPE_FP16: 'FP16',
+  TYPE_FP32: 'FP32',
+  TYPE_FP64: 'FP64',
+  TYPE_STRING: 'BYTES',
+  TYPE_BF16: 'BF16',
+};
+
+interface WireTensorConfig {
+  name?: unknown;
+  data_type?: unknown;
+  dims?: unknown;
+}
+interface WireConfig {
+  name?: unknown;
+  backend?: unknown;
+  platform?: unknown;
+  max_batch_size?: unknown;
+  input?: WireTensorConfig[];
+  output?: WireTensorConfig[];
+  parameters?: Record<string, { string_value?: string }>;
+}
+
+const num = (v: unknown): number => (typeof v === 'bigint' ? Number(v) : Number(v));
+const str = (v: unknown): string =>
+  typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'bigint' ? v.toString() : '';
+
+function tensorConfig(t: WireTensorConfig | undefined, what: string) {
+  if (!t) throw new GatewayError('MODEL_CONFIG_INVALID', `The model config has no ${what}.`);
+  const datatype = DATATYPES[str(t.data_type)] ?? str(t.data_type).replace(/^TYPE_/, '');
+  const dims = Array.isArray(t.dims) ? t.dims.map(num) : [];
+  return { name: str(t.name), datatype, dims };
+}
+
+/**
+ * Derives the inference path and tensor names from a model config (Triton's JSON form). Exported for
+ * tests; the route uses {@link getModelInfo}.
+ */
+export function modelInfoFromConfig(raw: unknown, version: string): Omit<ModelInfo, 'labels'> {
+  const cfg = (raw ?? {}) as WireConfig;
+  const name = str(cfg.name);
+  const backend = str(cfg.backend) || str(cfg.platform).replace(/_onnx$|^onnxruntime_onnx$/, 'onnxruntime');
+  const maxBatchSize = num(cfg.max_batch_size ?? 0);
+  const input = tensorConfig(cfg.input?.[0], 'input');
+  const outputs = (cfg.output ?? []).map((o, i) => tensorConfig(o, `output ${i}`));
+  const batch = maxBatchSize > 0 ? [1] : [];
+  const preprocess = preprocessConfigFromParameters(cfg.parameters);
+  if (backend === 'python' || input.datatype === 'BYTES') {
+    const label = outputs.find((o) => o.datatype === 'BYTES');
+    const prob = outputs.find((o) => o.datatype === 'FP32');
+    if (!label || !prob) {
+      throw new GatewayError(
+        'MODEL_CONFIG_INVALID',
+        `Model "${name}" takes BYTES but does not answer a BYTES label and an FP32 probability.`,
+      );
+    }
+    const shape = [...batch, ...input.dims.map((d) => (d < 0 ? 1 : d))];
+    return {
+      name,
+      version,
+      backend: backend || 'python',
+      path: 'python',
+      maxBatchSize,
+      input: { name: input.name, datatype: 'BYTES', shape: shape.length ? shape : [1] },
+      output: { name: label.name, datatype: 'BYTES' },
+      probabilityOutput: prob.name,
+      numClasses: 0,
+      preprocess,
+    };
+  }
+  const out = outputs[0];
+  if (!out) throw new GatewayError('MODEL_CONFIG_INVALID', `Model "${name}" declares no output.`);
+  if (input.datatype !== 'FP32') {
+    throw new GatewayError(
+      'MODEL_CONFIG_INVALID',
+      `Model "${name}" takes ${input.datatype}; the gateway sends FP32 images.`,
+    );
+  }
+  // Image dims come from the preprocessing parameters when present, else from the input dims.
+  const chw = preprocess.layout === 'CHW';
+  const dims =
+    input.dims.length === 3
+      ? input.dims
+      : chw
+        ? [3, preprocess.height, preprocess.width]
+        : [preprocess.height, preprocess.width, 3];
+  const fixed = dims.every((d) => d > 0);
+  if (fixed) {
+    const [h, w] = chw ? [dims[1]!, dims[2]!] : [dims[0]!, dims[1]!];
+    if (cfg.parameters?.preprocess_size === undefined) {
+      preprocess.height = h;
+      preprocess.width = w;
+    }
+  }
+  const shape = [
+    ...batch,
+    ...(chw ? [3, preprocess.height, preprocess.width] : [preprocess.height, preprocess.width, 3]),
+  ];
+  const numClasses = out.dims.length ? Math.max(1, out.dims[out.dims.length - 1] ?? 1) : 1;
+  return {
+    name,
+    version,
+    backend: backend || 'onnxruntime',
+    path: 'tensor',
+    maxBatchSize,
+    input: { name: input.name, datatype: 'FP32', shape },
+    output: { name: out.name, datatype: out.datatype },
+    numClasses,
+    preprocess,
+  };
+}
+
+const decoder = new TextDecoder();
+
+/** Parses Triton classification strings `value:index[:label]` into labels by index. */
+export function labelsFromClassification(
+  entries: readonly (Uint8Array | string)[],
+  numClasses: number,
+): string[] {
+  const labels = Array.from({ length: numClasses }, (_, i) => `class ${i}`);
+  for (const e of entries) {
+    const s = typeof e === 'string' ? e : decoder.decode(e);
+    const [, index, ...rest] = s.split(':');
+    const i = Number(index);
+    if (Number.isInteger(i) && i >= 0 && i < numClasses && rest.length > 0) labels[i] = rest.join(':');
+  }
+  return labels;
+}
+
+let cache: { key: string; info: Promise<ModelInfo> } | undefined;
+
+async function loadModelInfo(signal?: AbortSignal): Promise<ModelInfo> {
+  const { modelName, modelVersion } = env();
+  const c = tritonClient();
+  const opts = signal ? { signal } : {};
+  const ready = await c.isModelReady(modelName, modelVersion || undefined, opts);
+  if (!ready) {
+    throw new GatewayError(
+      'MODEL_UNAVAILABLE',
+      `The model "${modelName}" is not ready on the inference server.`,
+    );
+  }
+  const [config, metadata] = await Promise.all([
+    c.getModelConfig(modelName, modelVersion || undefined, opts),
+    c.getModelMetadata(modelName, modelVersion || undefined, opts),
+  ]);
+  const versions = ((metadata as { versions?: unknown[] }).versions ?? []).map(str);
+  const version =
+    modelVersion ||
+    versions
+      .map(Number)
+      .sort((a, b) => b - a)[0]
+      ?.toString() ||
+    '';
+  const base = modelInfoFromConfig(config, version);
+  let labels: string[] = [];
+  if (base.path === 'tensor') {
+    // Learn the class names through Triton's classification extension (it reads label_filename),
+    // one warm-up inference on a blank image. Works the same on real Triton.
+    const size = base.input.shape.reduce((a, b) => a * b, 1);
+    const res = await c.infer(
+      modelName,
+      [{ name: base.input.name, datatype: 'FP32', shape: base.input.shape, data: new Float32Array(size) }],
+      {
+        ...opts,
+        ...(modelVersion ? { modelVersion } : {}),
+        outputs: [{ name: base.output.name, classCount: base.numClasses }],
+      },
+    );
+    labels = labelsFromClassification(res.asStrings(base.output.name), base.numClasses);
+  }
+  return { ...base, labels };
+}
+
+/** The model's info, read once per (server, model, version) and cached; a failed read is retried next time. */
+export function getModelInfo(signal?: AbortSignal): Promise<ModelInfo> {
+  const { tritonUrl, modelName, modelVersion } = env();
+  const key = `${tritonUrl}|${modelName}|${modelVersion}`;
+  if (!cache || cache.key !== key) {
+    const info = loadModelInfo(signal);
+    cache = { key, info };
+    info.catch(() => {
+      if (cache?.info === info) cache = undefined;
+    });
+  }
+  return cache.info;
+}
+
+/** Forget the cached model info (after the model changed, or between tests). */
+export function resetModelInfo(): void {
+  cache = undefined;
+}
