@@ -1,0 +1,23 @@
+/**
+ * Bench helper: runs the embedded server in its own process (so its RSS is measured alone) on the
+ * model repository given as argv[2]. Prints `{"port":N}` on stdout once listening; exits on SIGTERM.
+ */
+import { startServer } from '../src/start.js';
+
+const repository = process.argv[2];
+if (repository === undefined) {
+  process.stderr.write('usage: server-child.ts <model-repository>\n');
+  process.exit(2);
+}
+const running = await startServer({
+  modelRepositories: [repository],
+  httpPort: 0,
+  httpAddress: '127.0.0.1',
+  exitOnError: true,
+  log: { log_info: false, log_warning: false },
+  logSink: (line) => process.stderr.write(`${line}\n`),
+});
+process.stdout.write(`${JSON.stringify({ port: running.httpPort })}\n`);
+process.on('SIGTERM', () => {
+  void running.close().then(() => process.exit(0));
+});
