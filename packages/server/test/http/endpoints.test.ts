@@ -166,7 +166,7 @@ describe('health and metadata endpoints', () => {
 
 describe('inference', () => {
   it('runs simple with JSON inputs and JSON outputs', async () => {
-    const r = await infer(url, 'simple', simpleInputs(iota(16), Array(16).fill(1)), {
+    const r = await infer(url, 'simple', simpleInputs(iota(16), Array<number>(16).fill(1)), {
       binaryData: false,
       binaryDataOutput: false,
       requestId: 'req-7',
@@ -180,7 +180,11 @@ describe('inference', () => {
   });
 
   it('runs simple with binary inputs and outputs and a batch of 2', async () => {
-    const r = await infer(url, 'simple', simpleInputs([...iota(16), ...iota(16, 100)], Array(32).fill(2), 2));
+    const r = await infer(
+      url,
+      'simple',
+      simpleInputs([...iota(16), ...iota(16, 100)], Array<number>(32).fill(2), 2),
+    );
     expect(r.status).toBe(200);
     expect(r.response.headers.get('content-type')).toBe('application/octet-stream');
     expect(Number(r.response.headers.get('inference-header-content-length'))).toBeGreaterThan(0);
@@ -299,10 +303,7 @@ describe('inference', () => {
       'Inference-Header-Content-Length': '0',
     });
     expect(r.status).toBe(200);
-    const decoded = decodeInferResponse(
-      new Uint8Array(r.body),
-      r.headers['inference-header-content-length'] as string,
-    );
+    const decoded = decodeInferResponse(new Uint8Array(r.body), r.headers['inference-header-content-length']);
     expect(decoded.outputs[0]?.shape).toEqual([1, 3]);
     expect(Array.from(decoded.outputs[0]?.data as Float32Array)).toEqual([1, -2, 3]);
   });
@@ -324,7 +325,7 @@ describe('inference', () => {
       const plain = encoding === 'gzip' ? gunzipSync(r.body) : inflateSync(r.body);
       const decoded = decodeInferResponse(
         new Uint8Array(plain),
-        r.headers['inference-header-content-length'] as string | undefined,
+        r.headers['inference-header-content-length'],
       );
       expect(Array.from(decoded.outputs[0]?.data as Float32Array)).toEqual([0.5, 1.5]);
     }
