@@ -1,0 +1,15 @@
+/**
+ * Writes the conformance model repository to a directory, for running the suite against a real
+ * Triton: `npm run write-repository -w @tritonserver-ts/conformance -- /tmp/models`, then
+ * `tritonserver --model-repository=/tmp/models --model-control-mode=explicit --load-model=* --allow-client-shm=true`
+ * and `TRITON_URL=localhost:8000 npm test -w @tritonserver-ts/conformance`.
+ */
+import { writeTestModelRepository } from '@tritonserver-ts/server/testing';
+
+const dir = process.argv[2];
+if (dir === undefined) {
+  console.error('usage: write-repository <dir>');
+  process.exit(2);
+}
+const repo = await writeTestModelRepository(dir);
+console.log(`wrote ${repo.models.length} models to ${dir}`);

@@ -1,0 +1,72 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { TritonServerError } from '@tritonserver-ts/client';
+import { httpBase, newClient } from './target.js';
+
+const client = newClient();
+afterAll(() => client.close());
+
+describe('health', () => {
+  it('reports the server live', async () => {
+    expect(await client.isServerLive()).toBe(true);
+  });
+
+  it('reports readiness exactly as the status code of GET v2/health/ready says', async () => {
+    const status = (await fetch(`${httpBase}/v2/health/ready`)).status;
+    expect(await client.isServerReady()).toBe(status === 200);
+  });
+
+  it('reports model readiness per model and version', async () => {
+    expect(await client.isModelReady('simple')).toBe(true);
+    expect(await client.isModelReady('versioned', 2)).toBe(true);
+    expect(await client.isModelReady('versioned', 9)).toBe(false);
+    expect(await client.isModelReady('python_model')).toBe(false);
+    expect(await client.isModelReady('no_such_model')).toBe(false);
+  });
+});
+
+describe('metadata and configuration', () => {
+  it('returns server metadata with the extensions the client relies on', async () => {
+    const meta = await client.getServerMetadata();
+    expect(meta.name).toBe('triton');
+    expect(typeof meta.version).toBe('string');
+    expect(meta.extensions).toEqual(
+      expect.arrayContaining(['binary_tensor_data', 'classification', 'model_repository', 'statistics']),
+    );
+  });
+
+  it('returns model metadata with the batch dimension as -1', async () => {
+    const meta = await client.getModelMetadata('simple');
+    expect(meta.name).toBe('simple');
+    expect(meta.versions).toContain('1');
+    expect(meta.inputs).toEqual([
+      { name: 'INPUT0', datatype: 'INT32', shape: [-1, 16] },
+      { name: 'INPUT1', datatype: 'INT32', shape: [-1, 16] },
+    ]);
+    expect(meta.outputs.map((o) => o.name)).toEqual(['OUTPUT0', 'OUTPUT1']);
+  });
+
+  it('returns metadata of a specific version', async () => {
+    const meta = await client.getModelMetadata('versioned', '3');
+    expect(meta.versions).toEqual(expect.arrayContaining(['3']));
+    expect(meta.inputs[0]?.datatype).toBe('INT32');
+  });
+
+  it('returns the model configuration with proto field names and numeric dims', async () => {
+    const config = await client.getModelConfig('simple');
+    expect(config.name).toBe('simple');
+    expect(config.max_batch_size).toBe(8);
+    expect(config.input?.[0]).toMatchObject({ name: 'INPUT0', data_type: 'TYPE_INT32', dims: [16] });
+    const classifier = await client.getModelConfig('classifier', 1);
+    expect(classifier.output?.[0]?.label_filename).toBe('labels.txt');
+  });
+
+  it("reports an unknown model with Triton's status and message", async () => {
+    const error: unknown = await client.getModelMetadata('no_such_model').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TritonServerError);
+    expect((error as TritonServerError).status).toBe(400);
+    expect((error as TritonServerError).message).toMatch(
+      /^Request for unknown model: 'no_such_model' is not found/,
+    );
+    expect((error as TritonServerError).code).toBe('SERVER_ERROR');
+  });
+});

@@ -1,0 +1,167 @@
+import { request } from 'undici';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  encodeRawBinaryRequest,
+  generateRequestBody,
+  parseResponseBody,
+  type InferInput,
+} from '@tritonserver-ts/client';
+import { httpBase, newClient } from './target.js';
+
+const client = newClient();
+afterAll(() => client.close());
+
+const a = Int32Array.from({ length: 16 }, (_, i) => i);
+const b = Int32Array.from({ length: 16 }, (_, i) => 2 * i + 1);
+const simpleInputs: InferInput[] = [
+  { name: 'INPUT0', datatype: 'INT32', shape: [1, 16], data: a },
+  { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], data: b },
+];
+const sum = Array.from(a, (v, i) => v + (b[i] as number));
+const diff = Array.from(a, (v, i) => v - (b[i] as number));
+
+describe('infer on simple (INT32 add/sub)', () => {
+  it('returns every output binary when no outputs are requested', async () => {
+    const result = await client.infer('simple', simpleInputs);
+    expect(result.modelName).toBe('simple');
+    expect(result.modelVersion).toBe('1');
+    expect(result.outputNames.sort()).toEqual(['OUTPUT0', 'OUTPUT1']);
+    expect(Array.from(result.asTypedArray('OUTPUT0', 'INT32'))).toEqual(sum);
+    expect(Array.from(result.asTypedArray('OUTPUT1', 'INT32'))).toEqual(diff);
+    expect(result.outputParameters('OUTPUT0').binary_data_size).toBe(64);
+  });
+
+  it('returns only the requested outputs, each binary or JSON as asked, and echoes the request id', async () => {
+    const result = await client.infer('simple', simpleInputs, {
+      requestId: 'conformance-1',
+      outputs: [{ name: 'OUTPUT1', binaryData: false }],
+    });
+    expect(result.id).toBe('conformance-1');
+    expect(result.outputNames).toEqual(['OUTPUT1']);
+    expect(result.response.outputs[0]?.data).toHaveLength(16);
+    expect(Array.from(result.asTypedArray('OUTPUT1', 'INT32'))).toEqual(diff);
+  });
+
+  it('sends JSON inputs and mixes them with binary ones', async () => {
+    const result = await client.infer('simple', [
+      { name: 'INPUT0', datatype: 'INT32', shape: [1, 16], data: Array.from(a), binaryData: false },
+      { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], data: b },
+    ]);
+    expect(Array.from(result.asTypedArray('OUTPUT0', 'INT32'))).toEqual(sum);
+  });
+
+  it('handles a batch of 2 and exposes it through the ndarray view', async () => {
+    const two = (x: Int32Array) => Int32Array.from([...x, ...x]);
+    const result = await client.infer('simple', [
+      { name: 'INPUT0', datatype: 'INT32', shape: [2, 16], data: two(a) },
+      { name: 'INPUT1', datatype: 'INT32', shape: [2, 16], data: two(b) },
+    ]);
+    const view = result.view<'INT32'>('OUTPUT0');
+    expect(view.shape).toEqual([2, 16]);
+    expect(view.strides).toEqual([16, 1]);
+    expect(view.get(1, 15)).toBe(sum[15]);
+  });
+
+  it('serves a model without a batch dimension', async () => {
+    const result = await client.infer('simple_no_batch', [
+      { name: 'INPUT0', datatype: 'INT32', shape: [16], data: a },
+      { name: 'INPUT1', datatype: 'INT32', shape: [16], data: b },
+    ]);
+    expect(result.shape('OUTPUT0')).toEqual([16]);
+  });
+
+  it('selects model versions', async () => {
+    for (const version of [1, 2, 3]) {
+      const result = await client.infer(
+        'versioned',
+        [{ name: 'INPUT0', datatype: 'INT32', shape: [2], data: [10, 20] }],
+        {
+          modelVersion: version,
+        },
+      );
+      expect(result.modelVersion).toBe(String(version));
+      expect(Array.from(result.asTypedArray('OUTPUT0', 'INT32'))).toEqual([10 + version, 20 + version]);
+    }
+  });
+
+  it.each(['gzip', 'deflate'] as const)(
+    'compresses the request and the response with %s',
+    async (algorithm) => {
+      const result = await client.infer('simple', simpleInputs, {
+        requestCompression: algorithm,
+        responseCompression: algorithm,
+      });
+      expect(Array.from(result.asTypedArray('OUTPUT0', 'INT32'))).toEqual(sum);
+    },
+  );
+
+  it('passes custom request parameters through', async () => {
+    const result = await client.infer('simple', simpleInputs, {
+      parameters: { tenant: 'gg', weight: 2, flag: true },
+    });
+    expect(Array.from(result.asTypedArray('OUTPUT0', 'INT32'))).toEqual(sum);
+  });
+});
+
+describe('classification', () => {
+  const scores = new Float32Array([0.1, 2.0, 0.5, -1, 1.0]);
+
+  it('returns the top-k as value:index:label strings, sorted, binary and JSON', async () => {
+    for (const binaryData of [true, false]) {
+      const result = await client.infer(
+        'classifier',
+        [{ name: 'input', datatype: 'FP32', shape: [1, 5], data: scores }],
+        {
+          outputs: [{ name: 'probs', classCount: 3, binaryData }],
+        },
+      );
+      expect(result.datatype('probs')).toBe('BYTES');
+      expect(result.shape('probs')).toEqual([1, 3]);
+      const entries = result.classifications('probs');
+      expect(entries.map((e) => [e.index, e.label])).toEqual([
+        [1, 'Dairy product'],
+        [4, 'Fried food'],
+        [2, 'Dessert'],
+      ]);
+      expect(result.asStrings('probs')[0]).toMatch(/^\d\.\d{6}:1:Dairy product$/);
+      expect(entries[0]?.value).toBeGreaterThan(entries[1]?.value ?? 1);
+    }
+  });
+});
+
+describe('body helpers with a separate HTTP stack', () => {
+  it('infers with generateRequestBody and parseResponseBody over undici', async () => {
+    const { body, headerLength } = generateRequestBody(simpleInputs, { outputs: [{ name: 'OUTPUT0' }] });
+    const res = await request(`${httpBase}/v2/models/simple/infer`, {
+      method: 'POST',
+      body,
+      headers: {
+        'inference-header-content-length': String(headerLength),
+        'accept-encoding': 'gzip',
+      },
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-encoding']).toBe('gzip');
+    const raw = new Uint8Array(await res.body.arrayBuffer());
+    const result = await parseResponseBody(raw, {
+      headerLength: res.headers['inference-header-content-length'] as string,
+      contentEncoding: res.headers['content-encoding'] as string,
+    });
+    expect(Array.from(result.asTypedArray('OUTPUT0', 'INT32'))).toEqual(sum);
+  });
+
+  it('sends a raw binary request (header length 0) and gets binary outputs', async () => {
+    const { body, headerLength } = encodeRawBinaryRequest('FP32', [1.5, 2.5, 3.5]);
+    const res = await request(`${httpBase}/v2/models/identity_fp32/infer`, {
+      method: 'POST',
+      body,
+      headers: { 'inference-header-content-length': String(headerLength) },
+    });
+    const raw = new Uint8Array(await res.body.arrayBuffer());
+    expect(res.statusCode).toBe(200);
+    const result = await parseResponseBody(raw, {
+      headerLength: res.headers['inference-header-content-length'] as string,
+    });
+    expect(Array.from(result.asTypedArray('OUTPUT0', 'FP32'))).toEqual([1.5, 2.5, 3.5]);
+  });
+});

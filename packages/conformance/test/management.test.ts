@@ -1,0 +1,156 @@
+import { randomBytes } from 'node:crypto';
+import { rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { TritonServerError } from '@tritonserver-ts/client';
+import { buildAddSubOnnx } from '@tritonserver-ts/server/testing';
+import { newClient } from './target.js';
+
+const client = newClient();
+afterAll(() => client.close());
+
+const simpleInputs = [
+  { name: 'INPUT0', datatype: 'INT32' as const, shape: [1, 16], data: new Int32Array(16).fill(3) },
+  { name: 'INPUT1', datatype: 'INT32' as const, shape: [1, 16], data: new Int32Array(16).fill(1) },
+];
+
+describe('model repository', () => {
+  it('lists every model with its state, unavailable ones with a reason', async () => {
+    const index = await client.getModelRepositoryIndex();
+    const byName = new Map(index.map((e) => [e.name, e]));
+    expect(byName.get('simple')?.state).toBe('READY');
+    expect(byName.get('identity_string')?.state).toBe('READY');
+    expect(byName.get('python_model')?.state).toBe('UNAVAILABLE');
+    expect(byName.get('python_model')?.reason).not.toBe('');
+  });
+
+  it('unloads and reloads a model', async () => {
+    await client.unloadModel('versioned');
+    expect(await client.isModelReady('versioned')).toBe(false);
+    await client.loadModel('versioned');
+    expect(await client.isModelReady('versioned', 3)).toBe(true);
+  });
+
+  it('loads a new model from a config override and base64 file contents', async () => {
+    const config = {
+      name: 'simple_override',
+      backend: 'onnxruntime',
+      max_batch_size: 8,
+      input: [
+        { name: 'INPUT0', data_type: 'TYPE_INT32', dims: [16] },
+        { name: 'INPUT1', data_type: 'TYPE_INT32', dims: [16] },
+      ],
+      output: [
+        { name: 'OUTPUT0', data_type: 'TYPE_INT32', dims: [16] },
+        { name: 'OUTPUT1', data_type: 'TYPE_INT32', dims: [16] },
+      ],
+    };
+    await client.loadModel('simple_override', {
+      config,
+      files: { 'file:1/model.onnx': buildAddSubOnnx(true) },
+    });
+    const result = await client.infer('simple_override', simpleInputs);
+    expect(Array.from(result.asTypedArray('OUTPUT0', 'INT32'))).toEqual(new Array(16).fill(4));
+    await client.unloadModel('simple_override');
+  });
+
+  it('reports a load failure as a server error', async () => {
+    const error: unknown = await client.loadModel('no_such_model').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TritonServerError);
+    expect((error as TritonServerError).message).toContain('failed to load');
+  });
+});
+
+describe('statistics', () => {
+  it('counts requests per model with exact counters', async () => {
+    const before = await client.getInferenceStatistics('simple', 1);
+    await client.infer('simple', simpleInputs);
+    const after = await client.getInferenceStatistics('simple', 1);
+    const b = before.model_stats[0];
+    const a = after.model_stats[0];
+    expect(a?.name).toBe('simple');
+    expect(Number(a?.inference_stats.queue.count) - Number(b?.inference_stats.queue.count)).toBe(1);
+    expect(Number(a?.inference_stats.success.count) - Number(b?.inference_stats.success.count)).toBe(1);
+    expect(['number', 'bigint']).toContain(typeof a?.inference_stats.compute_infer.ns);
+  });
+
+  it('returns statistics of every model', async () => {
+    const all = await client.getInferenceStatistics();
+    expect(all.model_stats.map((s) => s.name)).toEqual(expect.arrayContaining(['simple', 'classifier']));
+  });
+});
+
+describe('trace and log settings', () => {
+  it('updates a model trace setting and clears it back to the global value with null', async () => {
+    const global = await client.getTraceSettings();
+    const updated = await client.updateTraceSettings({ trace_rate: '7' }, 'simple');
+    expect(updated.trace_rate).toBe('7');
+    expect((await client.getTraceSettings('simple')).trace_rate).toBe('7');
+    const cleared = await client.updateTraceSettings({ trace_rate: null }, 'simple');
+    expect(cleared.trace_rate).toBe(global.trace_rate);
+  });
+
+  it('updates log settings and returns the full settings object', async () => {
+    const before = await client.getLogSettings();
+    const after = await client.updateLogSettings({ log_verbose_level: 1 });
+    expect(after.log_verbose_level).toBe(1);
+    expect(after.log_info).toBe(before.log_info);
+    await client.updateLogSettings({ log_verbose_level: before.log_verbose_level ?? 0 });
+  });
+});
+
+describe('shared memory', () => {
+  it('registers a system region, infers through it, reports it, and unregisters it', async () => {
+    const key = `/conformance_${process.pid}_${randomBytes(4).toString('hex')}`;
+    const file = `/dev/shm${key}`;
+    const region = Buffer.alloc(256);
+    region.set(new Uint8Array(new Int32Array(16).fill(5).buffer), 0);
+    region.set(new Uint8Array(new Int32Array(16).fill(2).buffer), 64);
+    writeFileSync(file, region);
+    try {
+      await client.registerSystemSharedMemory('conf_region', key, 256);
+      const status = await client.getSystemSharedMemoryStatus('conf_region');
+      expect(status).toEqual([{ name: 'conf_region', key, offset: 0, byte_size: 256 }]);
+      const result = await client.infer(
+        'simple',
+        [
+          {
+            name: 'INPUT0',
+            datatype: 'INT32',
+            shape: [1, 16],
+            sharedMemory: { region: 'conf_region', byteSize: 64 },
+          },
+          {
+            name: 'INPUT1',
+            datatype: 'INT32',
+            shape: [1, 16],
+            sharedMemory: { region: 'conf_region', byteSize: 64, offset: 64 },
+          },
+        ],
+        {
+          outputs: [
+            { name: 'OUTPUT0', sharedMemory: { region: 'conf_region', byteSize: 64, offset: 128 } },
+            { name: 'OUTPUT1' },
+          ],
+        },
+      );
+      expect(Array.from(result.asTypedArray('OUTPUT1', 'INT32'))).toEqual(new Array(16).fill(3));
+      const written = readFileSync(file);
+      expect(Array.from({ length: 16 }, (_, i) => written.readInt32LE(128 + 4 * i))).toEqual(
+        new Array(16).fill(7),
+      );
+      await client.unregisterSystemSharedMemory('conf_region');
+      expect(await client.getSystemSharedMemoryStatus()).toEqual([]);
+    } finally {
+      rmSync(file, { force: true });
+    }
+  });
+
+  it('reports CUDA shared memory status and refuses registration without a GPU', async () => {
+    expect(await client.getCudaSharedMemoryStatus()).toEqual([]);
+    const error: unknown = await client
+      .registerCudaSharedMemory('cuda_region', new Uint8Array(64), 0, 1024)
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TritonServerError);
+    await client.unregisterCudaSharedMemory();
+  });
+});
