@@ -91,6 +91,51 @@ describe('model config JSON rendering (GET .../config)', () => {
   });
 });
 
+describe('sequence and ensemble configs', () => {
+  it('parses and renders sequence batching controls, states and ensemble steps', () => {
+    const seq = parseModelConfigText(`
+      name: "seq" backend: "onnxruntime" max_batch_size: 4
+      sequence_batching {
+        max_sequence_idle_microseconds: 5000000
+        oldest { max_candidate_sequences: 4 preferred_batch_size: [ 2, 4 ] }
+        control_input [
+          { name: "START" control [ { kind: CONTROL_SEQUENCE_START fp32_false_true: [ 0, 1 ] } ] },
+          { name: "CORRID" control [ { kind: CONTROL_SEQUENCE_CORRID data_type: TYPE_UINT64 } ] }
+        ]
+        state [ { input_name: "IN_STATE" output_name: "OUT_STATE" data_type: TYPE_FP32 dims: [ -1 ]
+                  initial_state: { data_type: TYPE_FP32 dims: [ 1 ] zero_data: true name: "zeros" } } ]
+      }`);
+    const sb = seq.sequence_batching;
+    expect(sb?.oldest?.preferred_batch_size).toEqual([2, 4]);
+    expect(sb?.control_input[0]?.control[0]).toEqual({
+      kind: 'CONTROL_SEQUENCE_START',
+      int32_false_true: [],
+      fp32_false_true: [0, 1],
+      bool_false_true: [],
+      data_type: 'TYPE_INVALID',
+    });
+    expect(sb?.state[0]?.initial_state[0]?.zero_data).toBe(true);
+    const seqJson = modelConfigToJson(seq)['sequence_batching'] as Record<string, unknown>;
+    expect(seqJson['max_sequence_idle_microseconds']).toBe(5000000);
+    expect(seqJson['oldest']).toMatchObject({ max_queue_delay_microseconds: 0, max_candidate_sequences: 4 });
+
+    const ens = parseModelConfigText(`
+      name: "pipeline" platform: "ensemble" max_batch_size: 8
+      ensemble_scheduling {
+        step [
+          { model_name: "preprocess" model_version: -1 input_map { key: "RAW" value: "IMAGE" } output_map { key: "OUT" value: "tensor" } },
+          { model_name: "classifier" model_version: 2 input_map { key: "input" value: "tensor" } output_map { key: "probs" value: "PROBS" } }
+        ]
+      }`);
+    expect(ens.ensemble_scheduling?.step.map((s) => [s.model_name, s.model_version, s.input_map])).toEqual([
+      ['preprocess', -1, { RAW: 'IMAGE' }],
+      ['classifier', 2, { input: 'tensor' }],
+    ]);
+    const steps = (modelConfigToJson(ens)['ensemble_scheduling'] as { step: Record<string, unknown>[] }).step;
+    expect(steps.map((s) => s['model_version'])).toEqual([-1, 2]);
+  });
+});
+
 describe('model config JSON parsing (POST .../load config override)', () => {
   it('accepts numeric strings, case-insensitive enums, camelCase names and null', () => {
     const c = parseModelConfigJson(
