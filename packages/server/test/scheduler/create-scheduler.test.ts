@@ -58,7 +58,7 @@ describe('createScheduler', () => {
         config: makeConfig({ sequence_batching: sequence }),
         instances: model.instances,
       }),
-    ).toThrow(expect.objectContaining({ kind: 'UNSUPPORTED' }) as unknown as Error);
+    ).toThrow(expect.objectContaining({ kind: 'UNSUPPORTED' }));
     expect(() =>
       createScheduler({ modelName: 'm', modelVersion: '1', config: makeConfig(), instances: [] }),
     ).toThrow(/at least one model instance/);
