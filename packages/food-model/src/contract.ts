@@ -53,11 +53,10 @@ export const MODEL_NAME = 'food_classifier_onnx';
  */
 export const PREPROCESS_PARAMETERS: Readonly<Record<string, string>> = {
   preprocess_resize: 'squash',
-  preprocess_interpolation: 'bilinear',
   preprocess_size: String(INPUT_SIZE),
-  preprocess_scale: '0.00392156862745098',
   preprocess_mean: IMAGENET_MEAN.join(','),
   preprocess_std: IMAGENET_STD.join(','),
   preprocess_layout: 'CHW',
   preprocess_color: 'RGB',
+  preprocess_kernel: 'linear',
 };

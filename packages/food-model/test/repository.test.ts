@@ -1,0 +1,90 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as ort from 'onnxruntime-node';
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  FOOD11_CLASSES,
+  INPUT_NAME,
+  MAX_BATCH_SIZE,
+  MODEL_NAME,
+  OUTPUT_NAME,
+  PREPROCESS_PARAMETERS,
+} from '../src/contract.js';
+import { MODEL_DIR, MODEL_FILE } from '../src/paths.js';
+import type { PbMessage } from './pbtxt.js';
+import { one, parameterMap, parsePbtxt, str } from './pbtxt.js';
+
+const read = (rel: string): string => readFileSync(join(MODEL_DIR, rel), 'utf8');
+
+describe('models_staging/food_classifier_onnx', () => {
+  let session: ort.InferenceSession;
+  const config = parsePbtxt(read('config.pbtxt'));
+  const gpu = parsePbtxt(read('configs/gpu.pbtxt'));
+
+  beforeAll(async () => {
+    session = await ort.InferenceSession.create(MODEL_FILE);
+  });
+
+  it('labels.txt has the 11 classes in contract order', () => {
+    expect(read('labels.txt').split('\n')).toEqual([...FOOD11_CLASSES, '']);
+  });
+
+  for (const [name, cfg] of [
+    ['config.pbtxt', config],
+    ['configs/gpu.pbtxt', gpu],
+  ] as const) {
+    it(`${name} declares the contract of model.onnx (dims without the batch dimension)`, () => {
+      expect(one(cfg, 'name')).toBe(MODEL_NAME);
+      expect(one(cfg, 'backend')).toBe('onnxruntime');
+      expect(one(cfg, 'max_batch_size')).toBe(MAX_BATCH_SIZE);
+      const input = one(cfg, 'input') as PbMessage;
+      const output = one(cfg, 'output') as PbMessage;
+      expect(one(input, 'name')).toBe(INPUT_NAME);
+      expect(one(input, 'data_type')).toBe('TYPE_FP32');
+      expect(one(output, 'name')).toBe(OUTPUT_NAME);
+      expect(one(output, 'data_type')).toBe('TYPE_FP32');
+      expect(one(output, 'label_filename')).toBe('labels.txt');
+
+      const meta = (list: readonly ort.InferenceSession.ValueMetadata[]) => {
+        const m = list[0];
+        if (!m?.isTensor) throw new Error('not a tensor');
+        return m;
+      };
+      const inMeta = meta(session.inputMetadata);
+      const outMeta = meta(session.outputMetadata);
+      expect(inMeta.name).toBe(one(input, 'name'));
+      expect(outMeta.name).toBe(one(output, 'name'));
+      expect(typeof inMeta.shape[0]).toBe('string'); // dynamic batch
+      expect(inMeta.shape.slice(1)).toEqual(input.dims);
+      expect(outMeta.shape.slice(1)).toEqual(output.dims);
+      expect(one(cfg, 'dynamic_batching')).toBeTypeOf('object');
+      expect(parameterMap(cfg)).toEqual(PREPROCESS_PARAMETERS);
+    });
+  }
+
+  it('the default config loads on CPU-only hosts; the GPU variant uses TensorRT FP16 on GPU instances', () => {
+    const cpuGroup = one(config, 'instance_group') as PbMessage;
+    expect(one(cpuGroup, 'kind')).toBe('KIND_CPU');
+    expect(one(cpuGroup, 'count')).toBe(1);
+    expect(config.optimization).toBeUndefined();
+
+    const gpuGroup = one(gpu, 'instance_group') as PbMessage;
+    expect(one(gpuGroup, 'kind')).toBe('KIND_GPU');
+    const accelerators = one(one(gpu, 'optimization') as PbMessage, 'execution_accelerators') as PbMessage;
+    const trt = one(accelerators, 'gpu_execution_accelerator') as PbMessage;
+    expect(one(trt, 'name')).toBe('tensorrt');
+    // Accelerator parameters are a map<string, string>: entries { key: "..." value: "..." }.
+    const params: Record<string, string> = Object.fromEntries(
+      (trt.parameters ?? []).map((p) => [str(p as PbMessage, 'key'), str(p as PbMessage, 'value')]),
+    );
+    expect(params.precision_mode).toBe('FP16');
+  });
+
+  it('the GPU variant differs from config.pbtxt only in instance_group and optimization', () => {
+    const strip = (m: PbMessage): PbMessage => {
+      const { instance_group: _i, optimization: _o, ...rest } = m;
+      return rest;
+    };
+    expect(strip(gpu)).toEqual(strip(config));
+  });
+});
