@@ -176,7 +176,7 @@ describe('malformed bodies and headers', () => {
       method: 'POST',
       body: chunks,
       duplex: 'half',
-    } as RequestInit);
+    });
     expect(response.status).toBe(400);
     expect(((await response.json()) as { error: string }).error).toContain(
       'exceeds the maximum allowed value',
