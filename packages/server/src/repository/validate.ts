@@ -103,7 +103,7 @@ export function validateModelConfig(config: ModelConfig, options: ValidateOption
       const label = `instance group ${group.name} of model ${name}`;
       if (group.kind === 'KIND_GPU' && (options.gpuFallback ?? 'error') === 'error') {
         throw invalid(
-          `${label} has kind KIND_GPU but no GPUs are available (tritonserver-ts runs on the CPU only; enable the GPU fallback to run KIND_GPU groups on the CPU)`,
+          `${label} has kind KIND_GPU but no GPUs are available (tritonserver-ts runs on the CPU only; start it with --gpu-fallback=cpu to run KIND_GPU groups on the CPU)`,
           path,
         );
       }

@@ -65,7 +65,7 @@ export async function createInstances(
         if ((options.gpuFallback ?? 'error') !== 'cpu') {
           throw new BackendError(
             'INSTANCE_CREATION_FAILED',
-            `instance group ${group.name} of model ${model.name} has kind KIND_GPU but no GPUs are available`,
+            `instance group ${group.name} of model ${model.name} has kind KIND_GPU but no GPUs are available (tritonserver-ts runs on the CPU only; pass gpuFallback: 'cpu' to run KIND_GPU groups on the CPU)`,
           );
         }
         kind = 'KIND_CPU';
