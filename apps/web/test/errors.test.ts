@@ -1,0 +1,168 @@
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { crc32, deflateSync } from 'node:zlib';
+import type { RunningServer } from '@tritonserver-ts/server';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { POST } from '../src/app/api/predict/route';
+import type { ApiError } from '../src/lib/types';
+import { json, MODELS, photo, startEmbedded, uploadRequest, useEnv } from './helpers';
+
+/** A PNG whose header claims 100000×100000 pixels, in under 2 kB: a decompression bomb. */
+function bombPng(): Buffer {
+  const chunk = (type: string, data: Buffer) => {
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(data.length);
+    const td = Buffer.concat([Buffer.from(type, 'ascii'), data]);
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(crc32(td));
+    return Buffer.concat([len, td, crc]);
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(100_000, 0);
+  ihdr.writeUInt32BE(100_000, 4);
+  ihdr[8] = 8;
+  ihdr[9] = 2;
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', ihdr),
+    chunk('IDAT', deflateSync(Buffer.alloc(1024))),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
+}
+
+async function expectError(res: Response, status: number, code: string): Promise<ApiError> {
+  const body = await json<ApiError>(res);
+  expect({ status: res.status, code: body.error.code }).toEqual({ status, code });
+  expect(body.error.message.length).toBeGreaterThan(5);
+  expect(JSON.stringify(body)).not.toMatch(/\n\s+at |node_modules|\.ts:\d+/); // never a stack
+  expect(res.headers.get('content-type')).toMatch(/application\/json/);
+  return body;
+}
+
+let server: RunningServer;
+let badRepo: string;
+let badServer: RunningServer;
+
+beforeAll(async () => {
+  server = await startEmbedded();
+  // A repository whose model config asks for 200×200 images while the ONNX graph takes 224×224:
+  // the real server refuses the request (400) and the gateway must answer 502.
+  badRepo = mkdtempSync(join(tmpdir(), 'gg-badrepo-'));
+  const src = join(MODELS, 'food_classifier_onnx');
+  const dst = join(badRepo, 'food_classifier_onnx');
+  mkdirSync(join(dst, '1'), { recursive: true });
+  symlinkSync(join(src, '1', 'model.onnx'), join(dst, '1', 'model.onnx'));
+  cpSync(join(src, 'labels.txt'), join(dst, 'labels.txt'));
+  const cfg = readFileSync(join(src, 'config.pbtxt'), 'utf8');
+  const patched = cfg.replace(/(key: "preprocess_size"\s*value: \{ string_value: ")224(")/, '$1200$2');
+  expect(patched).not.toBe(cfg);
+  writeFileSync(join(dst, 'config.pbtxt'), patched);
+  badServer = await startEmbedded(badRepo);
+});
+afterAll(async () => {
+  await server?.close();
+  await badServer?.close();
+  rmSync(badRepo, { recursive: true, force: true });
+});
+beforeEach(() => {
+  useEnv({
+    TRITON_SERVER_URL: server.url,
+    FOOD11_MODEL_NAME: 'food_classifier_onnx',
+    MAX_UPLOAD_BYTES: undefined,
+    INFERENCE_TIMEOUT_MS: undefined,
+    FEEDBACK_STORAGE: 'none',
+    GATEWAY_LOG: 'false',
+  });
+});
+
+describe('bad input → JSON errors with stable codes', () => {
+  it('413 FILE_TOO_LARGE over MAX_UPLOAD_BYTES (streamed body)', async () => {
+    useEnv({ MAX_UPLOAD_BYTES: '2048' });
+    const big = Buffer.alloc(200 * 1024, 7);
+    await expectError(await POST(uploadRequest(big)), 413, 'FILE_TOO_LARGE');
+  });
+
+  it('413 from Content-Length alone, before reading the body', async () => {
+    useEnv({ MAX_UPLOAD_BYTES: '2048' });
+    const req = new Request('http://localhost/api/predict', {
+      method: 'POST',
+      headers: {
+        'content-type': 'multipart/form-data; boundary=x',
+        'content-length': String(50 * 1024 * 1024),
+      },
+      body: 'x',
+    });
+    await expectError(await POST(req), 413, 'FILE_TOO_LARGE');
+  });
+
+  it('415 UNSUPPORTED_MEDIA_TYPE for text and for SVG', async () => {
+    await expectError(
+      await POST(uploadRequest(Buffer.from('hello'), { type: 'text/plain', name: 'a.txt' })),
+      415,
+      'UNSUPPORTED_MEDIA_TYPE',
+    );
+    const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="9" height="9"/>');
+    await expectError(
+      await POST(uploadRequest(svg, { type: 'image/svg+xml' })),
+      415,
+      'UNSUPPORTED_MEDIA_TYPE',
+    );
+  });
+
+  it('400 CORRUPT_IMAGE for a truncated JPEG', async () => {
+    const jpeg = photo('N010');
+    const e = await expectError(await POST(uploadRequest(jpeg.subarray(0, 4000))), 400, 'CORRUPT_IMAGE');
+    expect(e.error.message).toMatch(/could not be decoded/);
+  });
+
+  it('400 TOO_MANY_PIXELS for a decompression bomb', async () => {
+    await expectError(await POST(uploadRequest(bombPng(), { type: 'image/png' })), 400, 'TOO_MANY_PIXELS');
+  });
+
+  it('400 for a missing file field, an empty file, and a non-multipart body', async () => {
+    const form = new FormData();
+    form.set('photo', 'nope');
+    await expectError(
+      await POST(new Request('http://localhost/api/predict', { method: 'POST', body: form })),
+      400,
+      'MISSING_FILE',
+    );
+    await expectError(await POST(uploadRequest(new Uint8Array(0))), 400, 'EMPTY_FILE');
+    const raw = new Request('http://localhost/api/predict', {
+      method: 'POST',
+      body: new Uint8Array(photo('A001')),
+      headers: { 'content-type': 'image/jpeg' },
+    });
+    await expectError(await POST(raw), 400, 'INVALID_REQUEST');
+  });
+});
+
+describe('faults of the inference server', () => {
+  it('503 INFERENCE_UNAVAILABLE when the server is down', async () => {
+    const s = await startEmbedded();
+    const url = s.url;
+    await s.close();
+    useEnv({ TRITON_SERVER_URL: url });
+    const started = Date.now();
+    const e = await expectError(await POST(uploadRequest(photo('A001'))), 503, 'INFERENCE_UNAVAILABLE');
+    expect(e.error.requestId).toBeTruthy();
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+
+  it('503 MODEL_UNAVAILABLE for a model the server lists UNAVAILABLE (python backend on the embedded server)', async () => {
+    useEnv({ FOOD11_MODEL_NAME: 'food_classifier' });
+    await expectError(await POST(uploadRequest(photo('A001'))), 503, 'MODEL_UNAVAILABLE');
+  });
+
+  it('503 MODEL_UNAVAILABLE for an unknown model', async () => {
+    useEnv({ FOOD11_MODEL_NAME: 'no_such_model' });
+    await expectError(await POST(uploadRequest(photo('A001'))), 503, 'MODEL_UNAVAILABLE');
+  });
+
+  it('502 INFERENCE_FAILED when the real server rejects the request', async () => {
+    useEnv({ TRITON_SERVER_URL: badServer.url });
+    const e = await expectError(await POST(uploadRequest(photo('A001'))), 502, 'INFERENCE_FAILED');
+    expect(e.error.message).toMatch(/shape|input/i);
+  });
+});

@@ -1,0 +1,93 @@
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { RunningServer } from '@tritonserver-ts/server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GET as feedbackGET } from '../src/app/api/feedback/[id]/route';
+import { POST as feedbackPOST } from '../src/app/api/feedback/route';
+import { POST } from '../src/app/api/predict/route';
+import { feedbackStore } from '../src/server/feedback-store';
+import type { ApiError, FeedbackRecord, Prediction } from '../src/lib/types';
+import { json, photo, startEmbedded, uploadRequest, useEnv } from './helpers';
+
+let server: RunningServer;
+let dir: string;
+
+const post = (body: unknown) =>
+  feedbackPOST(
+    new Request('http://localhost/api/feedback', {
+      method: 'POST',
+      body: JSON.stringify(body),
+      headers: { 'content-type': 'application/json' },
+    }),
+  );
+const get = (id: string) =>
+  feedbackGET(new Request(`http://localhost/api/feedback/${id}`), { params: Promise.resolve({ id }) });
+
+beforeAll(async () => {
+  server = await startEmbedded();
+  dir = mkdtempSync(join(tmpdir(), 'gg-fb-'));
+  useEnv({
+    TRITON_SERVER_URL: server.url,
+    FOOD11_MODEL_NAME: 'food_classifier_onnx',
+    FEEDBACK_STORAGE: 'local',
+    FEEDBACK_DIR: dir,
+    GATEWAY_LOG: 'false',
+  });
+});
+afterAll(async () => {
+  await feedbackStore()?.flush();
+  await server?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('feedback (local directory store)', () => {
+  it('stores the upload and the prediction by id, and every concurrent flag/correction', async () => {
+    const bytes = photo('N010');
+    const p = await json<Prediction>(await POST(uploadRequest(bytes)));
+    // Feedback right away: the store waits for the prediction save still in flight.
+    const events = await Promise.all(
+      Array.from({ length: 24 }, (_, i) =>
+        post(
+          i % 2
+            ? { predictionId: p.requestId, kind: 'flag', comment: `flag ${i}` }
+            : { predictionId: p.requestId, kind: 'correction', correctLabel: `Label ${i}` },
+        ),
+      ),
+    );
+    for (const r of events) expect(r.status).toBe(201);
+    const rec = await json<FeedbackRecord>(await get(p.requestId));
+    expect(rec.events).toHaveLength(24);
+    expect(new Set(rec.events.map((e) => e.comment ?? e.correctLabel)).size).toBe(24);
+    for (const e of rec.events) expect(Date.parse(e.at)).toBeGreaterThan(Date.now() - 60_000);
+    expect(rec.prediction).toMatchObject({
+      requestId: p.requestId,
+      label: p.label,
+      probability: p.probability,
+    });
+    expect(rec.prediction?.createdAt).toBe(p.createdAt);
+    // The upload is stored byte for byte.
+    expect(rec.upload).toMatchObject({
+      key: `uploads/${p.requestId}.jpg`,
+      contentType: 'image/jpeg',
+      bytes: bytes.length,
+    });
+    expect(readFileSync(join(dir, rec.upload!.key)).equals(bytes)).toBe(true);
+    // No temp files left behind.
+    expect(readdirSync(join(dir, 'feedback', p.requestId)).filter((f) => f.includes('.tmp-'))).toEqual([]);
+  });
+
+  it('404 for an unknown prediction, 400 for bad bodies', async () => {
+    const e404 = await json<ApiError>(await post({ predictionId: 'nope-123', kind: 'flag' }));
+    expect(e404.error.code).toBe('NOT_FOUND');
+    expect((await get('nope-123')).status).toBe(404);
+    const bad = await post({ predictionId: 'x', kind: 'correction' });
+    expect(bad.status).toBe(400);
+    expect((await json<ApiError>(bad)).error.code).toBe('INVALID_REQUEST');
+    const notJson = await feedbackPOST(
+      new Request('http://localhost/api/feedback', { method: 'POST', body: '{oops' }),
+    );
+    expect(notJson.status).toBe(400);
+    expect((await get('../../etc')).status).toBe(400);
+  });
+});
