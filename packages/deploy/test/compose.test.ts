@@ -1,0 +1,207 @@
+// docker/docker-compose-{triton,cpu}.yaml: parsed and checked against the Dockerfiles, the model
+// repository and the web app's configuration.
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { exposedPorts, parseDockerfile, type Stage } from '../src/dockerfile.js';
+import { dockerDir, exists, modelNames, pbtxtField, read, repoRoot } from '../src/repo.js';
+
+interface Volume {
+  type?: string | undefined;
+  source?: string | undefined;
+  target?: string | undefined;
+  read_only?: boolean | undefined;
+}
+interface Service {
+  build?: { context?: string; dockerfile?: string; target?: string };
+  image?: string;
+  command?: string[];
+  shm_size?: string;
+  ports?: string[];
+  volumes?: (Volume | string)[];
+  environment?: Record<string, string>;
+  depends_on?: Record<string, { condition?: string }>;
+  healthcheck?: { test?: string[] };
+  deploy?: {
+    resources?: {
+      reservations?: { devices?: { driver?: string; count?: unknown; capabilities?: string[] }[] };
+    };
+  };
+}
+interface Compose {
+  services: Record<string, Service>;
+  volumes?: Record<string, unknown>;
+}
+
+const load = (name: string): Compose => parse(read(`docker/${name}`)) as Compose;
+
+/** The stage a compose service builds (its `target`, or the last stage). */
+function builtStage(service: Service): Stage {
+  const dockerfile = service.build?.dockerfile;
+  if (dockerfile === undefined) throw new Error('service has no build.dockerfile');
+  const contextDir = resolve(dockerDir, service.build?.context ?? '.');
+  const file = parseDockerfile(read(relative(repoRoot, join(contextDir, dockerfile))));
+  const target = service.build?.target;
+  const stage = target === undefined ? file.stages.at(-1) : file.stages.find((s) => s.name === target);
+  if (!stage) throw new Error(`no stage ${target ?? '(last)'} in ${dockerfile}`);
+  return stage;
+}
+
+/** `"80:3000"` → { host: 80, container: 3000 }. */
+function portMappings(service: Service): { host: number; container: number }[] {
+  return (service.ports ?? []).map((p) => {
+    const [host, container] = p.split(':').map((x) => Number.parseInt(x, 10));
+    return { host: host ?? NaN, container: container ?? NaN };
+  });
+}
+
+/** `${NAME:-default}` → default; a plain value → itself. */
+function defaultOf(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const match = /^\$\{[A-Z0-9_]+:-([^}]*)\}$/.exec(value);
+  return match ? match[1] : value;
+}
+
+function modelMount(service: Service): Volume | undefined {
+  return (service.volumes ?? [])
+    .map((v): Volume => (typeof v === 'string' ? { source: v.split(':')[0], target: v.split(':')[1] } : v))
+    .find((v) => v.target === '/models');
+}
+
+/** The env names the web app reads (apps/web/src), so compose and k8s cannot drift from them. */
+function appReadsEnv(name: string): boolean {
+  const env = exists('apps/web/src/env.ts') ? read('apps/web/src/env.ts') : '';
+  return env.includes(name);
+}
+
+const files = {
+  'docker-compose-triton.yaml': { triton: 'triton_server', web: 'gourmetgram_web' },
+  'docker-compose-cpu.yaml': { triton: 'triton_server', web: 'gourmetgram_web' },
+} as const;
+
+for (const [name, roles] of Object.entries(files)) {
+  describe(`docker/${name}`, () => {
+    const compose = load(name);
+    const triton = compose.services[roles.triton] as Service;
+    const web = compose.services[roles.web] as Service;
+
+    it('has the inference server and the web app, each built from a Dockerfile in docker/', () => {
+      expect(Object.keys(compose.services).sort()).toEqual([roles.web, roles.triton].sort());
+      for (const service of [triton, web]) {
+        expect(resolve(dockerDir, service.build?.context ?? '')).toBe(repoRoot);
+        expect(exists(service.build?.dockerfile ?? 'missing'), service.build?.dockerfile).toBe(true);
+        expect(dirname(service.build?.dockerfile ?? '')).toBe('docker');
+        builtStage(service); // the target stage exists
+      }
+    });
+
+    it('bind-mounts models_staging/ read-only at the --model-repository the server is started with', () => {
+      const mount = modelMount(triton);
+      expect(mount?.type).toBe('bind');
+      expect(mount?.read_only).toBe(true);
+      expect(resolve(dockerDir, mount?.source ?? '')).toBe(join(repoRoot, 'models_staging'));
+      expect(triton.command).toContain('--model-repository=/models');
+    });
+
+    it('publishes only ports the images expose', () => {
+      for (const service of [triton, web]) {
+        const exposed = exposedPorts(builtStage(service));
+        for (const { container } of portMappings(service)) expect(exposed).toContain(container);
+      }
+      expect(portMappings(web).map((p) => p.host)).toEqual([80]);
+    });
+
+    it('starts the web app only once the inference server is healthy', () => {
+      expect(web.depends_on?.[roles.triton]?.condition).toBe('service_healthy');
+      expect(triton.healthcheck?.test?.join(' ')).toMatch(
+        /http:\/\/(localhost|127\.0\.0\.1):8000\/v2\/(health\/ready|models\/\w+\/ready)/,
+      );
+    });
+
+    it('points the web app at the server by a bare host:port and at a model that exists', () => {
+      const url = web.environment?.TRITON_SERVER_URL;
+      expect(url).toBe(`${roles.triton}:8000`);
+      expect(portMappings(triton).map((p) => p.container)).toContain(8000);
+      const model = defaultOf(web.environment?.FOOD11_MODEL_NAME);
+      expect(modelNames()).toContain(model);
+    });
+
+    it('keeps feedback on a named volume that holds FEEDBACK_DIR', () => {
+      const dir = web.environment?.FEEDBACK_DIR ?? '';
+      const mount = (web.volumes ?? []).find(
+        (v): v is string => typeof v === 'string' && dir.startsWith(`${v.split(':')[1] ?? '?'}/`),
+      );
+      expect(mount, `no volume holds ${dir}`).toBeDefined();
+      expect(compose.volumes ?? {}).toHaveProperty(mount?.split(':')[0] ?? '');
+      const image = parseDockerfile(read('docker/Dockerfile.web'));
+      const runtime = image.stages.at(-1) as Stage;
+      expect(runtime.instructions.map((i) => i.args).join('\n')).toContain(`mkdir -p ${dir}`);
+    });
+
+    it('uses the environment names the web app reads', () => {
+      expect(Object.keys(web.environment ?? {})).toEqual(
+        expect.arrayContaining(['TRITON_SERVER_URL', 'FOOD11_MODEL_NAME']),
+      );
+      for (const key of Object.keys(web.environment ?? {})) {
+        expect(appReadsEnv(key), `apps/web/src/env.ts does not read ${key}`).toBe(true);
+      }
+    });
+  });
+}
+
+describe('docker/docker-compose-triton.yaml (GPU)', () => {
+  const compose = load('docker-compose-triton.yaml');
+  const triton = compose.services.triton_server as Service;
+
+  it('reserves NVIDIA GPUs for Triton', () => {
+    const devices = triton.deploy?.resources?.reservations?.devices ?? [];
+    expect(devices).toContainEqual(expect.objectContaining({ driver: 'nvidia', capabilities: ['gpu'] }));
+  });
+
+  it('gives the Python backend shared memory and checks /v2/health/ready', () => {
+    const shm = /^(\d+)([mg])$/.exec(triton.shm_size ?? '');
+    expect(shm).not.toBeNull();
+    const megabytes = Number(shm?.[1]) * (shm?.[2] === 'g' ? 1024 : 1);
+    expect(megabytes).toBeGreaterThanOrEqual(256);
+    expect(triton.healthcheck?.test).toEqual([
+      'CMD',
+      'curl',
+      '-fsS',
+      'http://localhost:8000/v2/health/ready',
+    ]);
+  });
+
+  it("runs the Triton image with Triton's HTTP, gRPC and metrics ports", () => {
+    expect(builtStage(triton).image).toMatch(/^nvcr\.io\/nvidia\/tritonserver:/);
+    expect(triton.command?.[0]).toBe('tritonserver');
+    expect(
+      portMappings(triton)
+        .map((p) => p.container)
+        .sort(),
+    ).toEqual([8000, 8001, 8002]);
+  });
+
+  it('defaults the web app to the Python-backend model, like the original', () => {
+    const model = defaultOf(compose.services.gourmetgram_web?.environment?.FOOD11_MODEL_NAME) ?? '';
+    expect(model).toBe('food_classifier');
+    expect(pbtxtField(read(`models_staging/${model}/config.pbtxt`), 'backend')).toBe('python');
+  });
+});
+
+describe('docker/docker-compose-cpu.yaml', () => {
+  const compose = load('docker-compose-cpu.yaml');
+  const server = compose.services.triton_server as Service;
+
+  it('has no GPU reservation and runs the embedded server', () => {
+    expect(server.deploy).toBeUndefined();
+    expect(server.command?.slice(0, 2)).toEqual(['node', 'packages/server/dist/cli.js']);
+  });
+
+  it('points the web app at a model the embedded server can run (not the Python backend)', () => {
+    const model = defaultOf(compose.services.gourmetgram_web?.environment?.FOOD11_MODEL_NAME) ?? '';
+    const config = read(`models_staging/${model}/config.pbtxt`);
+    const runtime = pbtxtField(config, 'backend') ?? pbtxtField(config, 'platform');
+    expect(runtime).toMatch(/^onnxruntime/);
+    expect(server.healthcheck?.test?.join(' ')).toContain(`/v2/models/${model}/ready`);
+  });
+});
