@@ -7,13 +7,13 @@ import { readdir } from 'node:fs/promises';
 
 import type { ModelVersionPolicy } from './model-config.js';
 
-/** Numeric version subdirectories of a model directory, ascending. Non-numeric names are ignored. */
+/** Numeric version subdirectories of a model directory, ascending. Other names (and leading zeros) are ignored. */
 export async function listVersionDirectories(modelDirectory: string): Promise<number[]> {
   const entries = await readdir(modelDirectory, { withFileTypes: true });
   const versions: number[] = [];
   for (const e of entries) {
     if (!(e.isDirectory() || e.isSymbolicLink())) continue;
-    if (!/^[0-9]+$/.test(e.name)) continue;
+    if (!/^(0|[1-9][0-9]*)$/.test(e.name)) continue;
     const v = Number(e.name);
     if (Number.isSafeInteger(v)) versions.push(v);
   }

@@ -13,6 +13,7 @@ import type {
 import {
   ModelRepositoryError,
   listRepositoryModels,
+  listVersionDirectories,
   modelConfigToJson,
   resolveModel,
   selectVersions,
@@ -138,6 +139,10 @@ describe('model resolution', () => {
 
   it('selects versions by version_policy', async () => {
     expect((await resolveOk('versioned')).versions.map((v) => v.version)).toEqual([1, 2, 3]);
+    const dir = join(root, 'version-dirs');
+    for (const name of ['1', '10', 'abc', '02', '3']) await mkdir(join(dir, name), { recursive: true });
+    await writeFile(join(dir, '7'), 'a file, not a version');
+    expect(await listVersionDirectories(dir)).toEqual([1, 3, 10]);
     expect(selectVersions(undefined, [3, 1, 2])).toEqual([3]);
     expect(selectVersions({ latest: { num_versions: 2 } }, [1, 2, 10])).toEqual([2, 10]);
     expect(selectVersions({ specific: { versions: [1, 3, 7] } }, [1, 2, 3])).toEqual([1, 3]);
