@@ -1,0 +1,134 @@
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { encodeInferRequest } from '@tritonserver-ts/client/protocol';
+
+import { get, post, startTestServer, type TestServer } from '../helpers/server.js';
+
+let srv: TestServer;
+const key = `/tritonserver-ts-test-${process.pid}`;
+const file = `/dev/shm${key}`;
+
+beforeAll(async () => {
+  srv = await startTestServer({ only: ['simple'] });
+  // 16 INT32 for INPUT0 at 0, 16 INT32 for INPUT1 at 64, room for OUTPUT0 at 128 (offset 16 into the region).
+  const region = Buffer.alloc(256);
+  for (let i = 0; i < 16; i++) {
+    region.writeInt32LE(i, 16 + i * 4);
+    region.writeInt32LE(100, 16 + 64 + i * 4);
+  }
+  writeFileSync(file, region);
+});
+
+afterAll(async () => {
+  await srv.close();
+  rmSync(file, { force: true });
+});
+
+describe('system shared memory', () => {
+  it('registers a POSIX shared-memory region and reports its status', async () => {
+    const r = await post(
+      srv.url,
+      '/v2/systemsharedmemory/region/data/register',
+      JSON.stringify({ key, offset: 16, byte_size: 240 }),
+    );
+    expect(r.status).toBe(200);
+    expect(r.text).toBe('');
+    expect((await get(srv.url, '/v2/systemsharedmemory/region/data/status')).json).toEqual([
+      { name: 'data', key, offset: 16, byte_size: 240 },
+    ]);
+    const again = await post(
+      srv.url,
+      '/v2/systemsharedmemory/region/data/register',
+      JSON.stringify({ key, offset: 0, byte_size: 8 }),
+    );
+    expect(again.status).toBe(400);
+    expect(again.json).toEqual({ error: "shared memory region 'data' already in manager" });
+  });
+
+  it('reads inputs from and writes outputs to the region at their offsets', async () => {
+    const { body, headerLength } = encodeInferRequest(
+      [
+        { name: 'INPUT0', datatype: 'INT32', shape: [1, 16], sharedMemory: { region: 'data', byteSize: 64 } },
+        {
+          name: 'INPUT1',
+          datatype: 'INT32',
+          shape: [1, 16],
+          sharedMemory: { region: 'data', byteSize: 64, offset: 64 },
+        },
+      ],
+      { outputs: [{ name: 'OUTPUT0', sharedMemory: { region: 'data', byteSize: 64, offset: 128 } }] },
+    );
+    const headers: Record<string, string> = {};
+    if (headerLength !== undefined) headers['Inference-Header-Content-Length'] = String(headerLength);
+    const r = await post(srv.url, '/v2/models/simple/infer', body, headers);
+    expect(r.status).toBe(200);
+    const out = (
+      r.json as { outputs: { name: string; data?: unknown; parameters: Record<string, unknown> }[] }
+    ).outputs[0];
+    expect(out?.data).toBeUndefined();
+    expect(out?.parameters).toEqual({
+      shared_memory_region: 'data',
+      shared_memory_byte_size: 64,
+      shared_memory_offset: 128,
+    });
+    const region = readFileSync(file);
+    const sums = Array.from({ length: 16 }, (_, i) => region.readInt32LE(16 + 128 + i * 4));
+    expect(sums).toEqual(Array.from({ length: 16 }, (_, i) => i + 100));
+  });
+
+  it('refuses an output region that is too small and an unknown region', async () => {
+    const small = encodeInferRequest(
+      [
+        { name: 'INPUT0', datatype: 'INT32', shape: [1, 16], sharedMemory: { region: 'data', byteSize: 64 } },
+        {
+          name: 'INPUT1',
+          datatype: 'INT32',
+          shape: [1, 16],
+          sharedMemory: { region: 'data', byteSize: 64, offset: 64 },
+        },
+      ],
+      { outputs: [{ name: 'OUTPUT0', sharedMemory: { region: 'data', byteSize: 8, offset: 128 } }] },
+    );
+    const r = await post(srv.url, '/v2/models/simple/infer', small.body);
+    expect(r.status).toBe(400);
+    expect((r.json as { error: string }).error).toContain("output 'OUTPUT0'");
+    const unknown = encodeInferRequest(
+      [
+        { name: 'INPUT0', datatype: 'INT32', shape: [1, 16], sharedMemory: { region: 'nope', byteSize: 64 } },
+        { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], data: new Int32Array(16) },
+      ],
+      { binaryData: false },
+    );
+    const u = await post(srv.url, '/v2/models/simple/infer', unknown.body);
+    expect(u.json).toEqual({ error: "Unable to find shared memory region: 'nope'" });
+  });
+
+  it('refuses a region past the end of the object and a missing key', async () => {
+    const past = await post(
+      srv.url,
+      '/v2/systemsharedmemory/region/big/register',
+      JSON.stringify({ key, offset: 0, byte_size: 4096 }),
+    );
+    expect(past.status).toBe(400);
+    const missing = await post(
+      srv.url,
+      '/v2/systemsharedmemory/region/m/register',
+      JSON.stringify({ key: '/no-such-object-xyz', offset: 0, byte_size: 4 }),
+    );
+    expect(missing.status).toBe(500);
+    expect(missing.json).toEqual({ error: "Unable to open shared memory region: '/no-such-object-xyz'" });
+  });
+
+  it('unregisters regions, and a status query for an unknown region is 404', async () => {
+    expect((await post(srv.url, '/v2/systemsharedmemory/region/data/unregister', undefined)).status).toBe(
+      200,
+    );
+    const status = await get(srv.url, '/v2/systemsharedmemory/region/data/status');
+    expect(status.status).toBe(404);
+    expect(status.json).toEqual({ error: "Unable to find system shared memory region: 'data'" });
+    expect((await get(srv.url, '/v2/systemsharedmemory/status')).json).toEqual([]);
+    expect((await post(srv.url, '/v2/systemsharedmemory/unregister', undefined)).status).toBe(200);
+  });
+});
