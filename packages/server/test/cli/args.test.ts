@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest';
+
+import { CliUsageError, parseArgs, usage } from '../../src/cli-args.js';
+
+describe('command-line parsing', () => {
+  it('applies tritonserver’s defaults', () => {
+    const o = parseArgs(['--model-repository=/models']);
+    expect(o.server).toMatchObject({
+      modelRepositories: ['/models'],
+      modelControlMode: 'none',
+      httpPort: 8000,
+      httpAddress: '0.0.0.0',
+      strictReadiness: true,
+      exitTimeoutSecs: 30,
+      repositoryPollSecs: 15,
+      httpMaxInputSize: 64 * 1024 * 1024,
+      allowHttp: true,
+    });
+    expect(o.exitOnError).toBe(true);
+    expect(o.metricsPort).toBe(8002);
+  });
+
+  it('accepts --flag=value and --flag value, repeatable and boolean forms', () => {
+    const o = parseArgs([
+      '--model-repository',
+      '/a',
+      '--model-repository=/b',
+      '--model-control-mode=EXPLICIT',
+      '--load-model=x',
+      '--load-model',
+      'y',
+      '--strict-readiness=false',
+      '--log-verbose=1',
+      '--allow-metrics',
+      'false',
+      '--disable-auto-complete-config',
+    ]);
+    expect(o.server.modelRepositories).toEqual(['/a', '/b']);
+    expect(o.server.modelControlMode).toBe('explicit');
+    expect(o.server.loadModels).toEqual(['x', 'y']);
+    expect(o.server.strictReadiness).toBe(false);
+    expect(o.server.log?.log_verbose_level).toBe(1);
+    expect(o.metricsPort).toBeUndefined();
+    expect(o.server.autoCompleteConfig).toBe(false);
+  });
+
+  it.each([
+    [['--model-repository=/m', '--bogus'], "unrecognized option '--bogus'"],
+    [[], '--model-repository must be specified'],
+    [
+      ['--model-repository=/m', '--load-model=a'],
+      "use of '--load-model' requires setting '--model-control-mode=explicit' as well",
+    ],
+    [['--model-repository=/m', '--http-port=70000'], 'invalid value for --http-port'],
+    [['--model-repository=/m', '--strict-readiness=maybe'], 'invalid value for --strict-readiness'],
+    [['--model-repository=/m', '--model-control-mode=auto'], 'invalid value for --model-control-mode'],
+    [['--model-repository=/m', '--http-port'], "option '--http-port' requires a value"],
+  ])('refuses %j', (argv, message) => {
+    expect(() => parseArgs(argv)).toThrow(CliUsageError);
+    expect(() => parseArgs(argv)).toThrow(message);
+  });
+
+  it('documents every flag in --help', () => {
+    const text = usage();
+    for (const flag of [
+      '--model-repository',
+      '--http-port',
+      '--model-control-mode',
+      '--exit-timeout-secs',
+      '--metrics-port',
+    ]) {
+      expect(text).toContain(flag);
+    }
+  });
+});
