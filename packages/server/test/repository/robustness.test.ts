@@ -70,7 +70,7 @@ describe('parsers never crash on bad input', () => {
         parseModelConfigText(text, { file: 'fuzz.pbtxt' });
       } catch (err) {
         if (!(err instanceof ModelConfigError))
-          throw new Error(`non-typed error for ${JSON.stringify(text)}: ${String(err)}`);
+          throw new Error(`non-typed error for ${JSON.stringify(text)}: ${String(err)}`, { cause: err });
         expect(err.code).toBe('MODEL_CONFIG_PARSE_ERROR');
         expect(err.message).toMatch(/^fuzz\.pbtxt:\d+:\d+: /);
         failures++;
@@ -113,7 +113,7 @@ describe('parsers never crash on bad input', () => {
         ok++;
       } catch (err) {
         if (!(err instanceof ModelConfigError))
-          throw new Error(`non-typed error for ${JSON.stringify(v)}: ${String(err)}`);
+          throw new Error(`non-typed error for ${JSON.stringify(v)}: ${String(err)}`, { cause: err });
         expect(err.code).toBe('MODEL_CONFIG_JSON_ERROR');
       }
     }
