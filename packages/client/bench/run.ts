@@ -7,7 +7,10 @@
  * The embedded server is imported from the workspace (`@tritonserver-ts/server`, built by turbo
  * before the bench); it is not a dependency of the client package.
  */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -32,6 +35,22 @@ interface EmbeddedServerModule {
 /** The slice of `@tritonserver-ts/server/testing` the bench uses. */
 interface EmbeddedTestingModule {
   writeTestModelRepository: (dir: string, options: { only: string[] }) => Promise<unknown>;
+}
+
+/** Builds the embedded server (and what it depends on) when its dist is missing, e.g. on a fresh clone. */
+function ensureServerBuilt(): void {
+  const root = fileURLToPath(new URL('../../../', import.meta.url));
+  if (existsSync(join(root, 'packages/server/dist/testing/index.js'))) return;
+  console.log('building @tritonserver-ts/server for the round-trip benchmark…');
+  const r = spawnSync(
+    'npx',
+    ['turbo', 'run', 'build', '--filter=@tritonserver-ts/server...', '--output-logs=errors-only'],
+    {
+      cwd: root,
+      stdio: 'inherit',
+    },
+  );
+  if (r.status !== 0) throw new Error('building @tritonserver-ts/server failed');
 }
 
 const REQUEST_SHAPE = [1, 3, 224, 224];
@@ -130,6 +149,7 @@ async function main(): Promise<void> {
     // Imported by name at run time: the server depends on the client, not the other way round.
     const serverModule = '@tritonserver-ts/server';
     const testingModule = '@tritonserver-ts/server/testing';
+    ensureServerBuilt();
     const { startServer } = (await import(serverModule)) as EmbeddedServerModule;
     const { writeTestModelRepository } = (await import(testingModule)) as EmbeddedTestingModule;
     repo = await mkdtemp(join(tmpdir(), 'client-bench-'));
