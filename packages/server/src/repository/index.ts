@@ -32,4 +32,4 @@ export {
   ORT_TO_CONFIG_DATATYPE,
   type OnnxTensorInfo,
 } from './autocomplete.js';
-export { parseTextFormat, type TextFormatOptions } from './pbtxt/index.js';
+export { parseTextFormat, writeTextFormat, type TextFormatOptions } from './pbtxt/index.js';

@@ -7,6 +7,7 @@ import { renderJson, parseJsonMessage } from './config-json.js';
 import { ModelConfigError } from './errors.js';
 import type { ModelConfig, ModelConfigInit } from './model-config.js';
 import { parseTextFormat } from './pbtxt/parser.js';
+import { writeTextFormat } from './pbtxt/writer.js';
 
 /**
  * Parses `config.pbtxt` text into a complete {@link ModelConfig} (proto3 defaults filled in).
@@ -65,4 +66,12 @@ export function createModelConfig(init: ModelConfigInit = {}): ModelConfig {
 /** A deep copy of a config (configs are plain data). */
 export function cloneModelConfig(config: ModelConfig): ModelConfig {
   return structuredClone(config);
+}
+
+/**
+ * Writes a config as `config.pbtxt` text (fields at their default are left out);
+ * `parseModelConfigText(modelConfigToText(c))` equals `c`.
+ */
+export function modelConfigToText(config: ModelConfig): string {
+  return writeTextFormat(config as unknown as Record<string, unknown>);
 }

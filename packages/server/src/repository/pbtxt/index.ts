@@ -4,3 +4,4 @@
  */
 export { parseTextFormat, type TextFormatOptions } from './parser.js';
 export { tokenize, TokenizeError, type Token, type TokenKind } from './tokenizer.js';
+export { writeTextFormat } from './writer.js';
