@@ -14,6 +14,12 @@ const env = {
 
 const build = spawnSync('npx', ['turbo', 'run', 'build'], { cwd: root, stdio: 'inherit', env });
 if (build.status !== 0) process.exit(build.status ?? 1);
+const model = spawnSync('npm', ['run', 'model:ensure', '-w', '@gourmetgram/food-model'], {
+  cwd: root,
+  stdio: 'inherit',
+  env,
+});
+if (model.status !== 0) process.exit(model.status ?? 1);
 
 const cli = join(root, 'packages/server/dist/cli.js');
 if (!existsSync(cli)) {

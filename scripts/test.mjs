@@ -26,6 +26,8 @@ rmSync(resultsDir, { recursive: true, force: true });
 mkdirSync(resultsDir, { recursive: true });
 
 if (!run('build', 'npx', ['turbo', 'run', 'build'])) process.exit(1);
+// The demo food model is built by project code (never downloaded); a no-op when it is up to date.
+if (!run('model', 'npm', ['run', 'model:ensure', '-w', '@gourmetgram/food-model'])) process.exit(1);
 const lintOk = run('lint', 'npm', ['run', 'lint']);
 const testsOk = run('tests', 'npx', ['turbo', 'run', 'test', '--concurrency=1', '--continue']);
 
