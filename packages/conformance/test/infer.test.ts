@@ -95,6 +95,19 @@ describe('infer on simple (INT32 add/sub)', () => {
     },
   );
 
+  it('accepts priority, a server-side timeout and sequence parameters (number and string ids)', async () => {
+    for (const sequenceId of [42, 'session-7']) {
+      const result = await client.infer('simple', simpleInputs, {
+        priority: 1,
+        timeout: 5_000_000,
+        sequenceId,
+        sequenceStart: true,
+        sequenceEnd: true,
+      });
+      expect(Array.from(result.asTypedArray('OUTPUT0', 'INT32'))).toEqual(sum);
+    }
+  });
+
   it('passes custom request parameters through', async () => {
     const result = await client.infer('simple', simpleInputs, {
       parameters: { tenant: 'gg', weight: 2, flag: true },

@@ -24,7 +24,7 @@ describe('model repository', () => {
   });
 
   it('unloads and reloads a model', async () => {
-    await client.unloadModel('versioned');
+    await client.unloadModel('versioned', { unloadDependents: true });
     expect(await client.isModelReady('versioned')).toBe(false);
     await client.loadModel('versioned');
     expect(await client.isModelReady('versioned', 3)).toBe(true);
@@ -87,6 +87,14 @@ describe('trace and log settings', () => {
     expect((await client.getTraceSettings('simple')).trace_rate).toBe('7');
     const cleared = await client.updateTraceSettings({ trace_rate: null }, 'simple');
     expect(cleared.trace_rate).toBe(global.trace_rate);
+  });
+
+  it('updates a global trace setting and restores it', async () => {
+    const before = await client.getTraceSettings();
+    const updated = await client.updateTraceSettings({ log_frequency: '5' });
+    expect(updated.log_frequency).toBe('5');
+    await client.updateTraceSettings({ log_frequency: before.log_frequency ?? '0' });
+    expect((await client.getTraceSettings()).log_frequency).toBe(before.log_frequency);
   });
 
   it('updates log settings and returns the full settings object', async () => {
