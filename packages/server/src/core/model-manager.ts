@@ -15,6 +15,7 @@ import type {
   ResolveModelOptions,
 } from '../repository/types.js';
 import type { CreateInstancesOptions } from '../runtime/backends.js';
+import { BackendError } from '../runtime/errors.js';
 import type { ModelInstance } from '../runtime/types.js';
 import type { Scheduler, SchedulerFactory } from '../scheduler/types.js';
 import type { StatisticsRegistry } from '../statistics/registry.js';
@@ -68,6 +69,7 @@ interface VersionRecord {
   definition?: ModelDefinition | undefined;
   scheduler?: Scheduler | undefined;
   instances?: ModelInstance[] | undefined;
+  unsupported?: boolean;
 }
 
 interface ModelRecord {
@@ -81,6 +83,18 @@ interface ModelRecord {
   wanted: boolean;
   /** File-tree signature at the last (re)load, for poll mode. */
   signature?: string | undefined;
+  /** The model needs a backend this server does not have (listed UNAVAILABLE, not a failure). */
+  unsupported?: boolean;
+}
+
+/**
+ * Whether a load failure is this server's capability gap (a backend or platform it cannot run, such
+ * as python or tensorrt) rather than a broken model. Such models are listed UNAVAILABLE but are not
+ * startup errors and do not hold back strict readiness (see README, "Differences").
+ */
+export function isUnsupportedBackend(error: unknown): boolean {
+  if (error instanceof BackendError) return error.code === 'BACKEND_UNAVAILABLE';
+  return error instanceof Error && / is not supported by tritonserver-ts\b/.test(error.message);
 }
 
 /** Triton's reason for a model found in more than one repository. */
@@ -90,6 +104,8 @@ const DUPLICATE_REASON = 'model appears in two or more repositories';
 export interface StartupResult {
   /** Models that failed to load, with the reason. */
   readonly failures: readonly { readonly name: string; readonly reason: string }[];
+  /** Models listed UNAVAILABLE because their backend cannot run here (python, tensorrt, …). */
+  readonly unsupported: readonly { readonly name: string; readonly reason: string }[];
 }
 
 async function treeSignature(dir: string, depth = 0): Promise<string> {
@@ -164,18 +180,20 @@ export class ModelManager {
         names = [...byName.keys()];
       }
       const failures: { name: string; reason: string }[] = [];
+      const unsupported: { name: string; reason: string }[] = [];
       await Promise.all(
         names.map(async (name) => {
           try {
             await this.#load(name, byName.get(name), {});
           } catch (error) {
-            failures.push({ name, reason: error instanceof Error ? error.message : String(error) });
+            const reason = error instanceof Error ? error.message : String(error);
+            (this.#models.get(name)?.unsupported === true ? unsupported : failures).push({ name, reason });
           }
         }),
       );
       if (this.#opts.controlMode === 'poll' && (this.#opts.pollIntervalMs ?? 0) > 0) this.#schedulePoll();
-      failures.sort((a, b) => (a.name < b.name ? -1 : 1));
-      return { failures };
+      const byNameOrder = (a: { name: string }, b: { name: string }): number => (a.name < b.name ? -1 : 1);
+      return { failures: failures.sort(byNameOrder), unsupported: unsupported.sort(byNameOrder) };
     });
   }
 
@@ -277,6 +295,7 @@ export class ModelManager {
       ...(hasFiles && override.files !== undefined ? { files: override.files } : {}),
     };
     const resolution = await this.#opts.services.resolve(entry, resolveOptions);
+    record.unsupported = !resolution.ok && isUnsupportedBackend(resolution.error);
     if (!resolution.ok) {
       record.signature = signature;
       if (![...record.versions.values()].some((v) => v.state === 'READY')) record.failure = resolution.reason;
@@ -324,6 +343,7 @@ export class ModelManager {
     }
 
     const failed = created.filter((c) => c.state !== 'READY');
+    record.unsupported = failed.length > 0 && failed.every((f) => f.unsupported === true);
     if (failed.length > 0) {
       const detail = failed
         .map((f) => `version ${f.version} is at UNAVAILABLE state: ${f.reason}`)
@@ -353,7 +373,7 @@ export class ModelManager {
     } catch (error) {
       await Promise.all(instances.map((i) => i.dispose().catch(() => undefined)));
       const reason = error instanceof Error ? error.message : String(error);
-      return { version, state: 'UNAVAILABLE', reason };
+      return { version, state: 'UNAVAILABLE', reason, unsupported: isUnsupportedBackend(error) };
     }
   }
 
@@ -472,11 +492,12 @@ export class ModelManager {
 
   /**
    * Triton's strict readiness: every model that should be loaded has all its versions READY
-   * (versions UNAVAILABLE because they were unloaded do not count).
+   * (versions UNAVAILABLE because they were unloaded do not count, nor do models whose backend this
+   * server cannot run).
    */
   allModelsReady(): boolean {
     for (const record of this.#models.values()) {
-      if (!record.wanted) continue;
+      if (!record.wanted || record.unsupported === true) continue;
       if (record.failure !== undefined) return false;
       if (record.versions.size === 0) return false;
       for (const v of record.versions.values()) {

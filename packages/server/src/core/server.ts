@@ -96,7 +96,7 @@ export class InferenceServer {
   readonly models: ModelManager;
   readonly #strictReadiness: boolean;
   #live = true;
-  #startup: StartupResult = { failures: [] };
+  #startup: StartupResult = { failures: [], unsupported: [] };
 
   private constructor(options: InferenceServerOptions) {
     this.logger = new Logger(options.log ?? {}, options.logSink);
@@ -136,10 +136,16 @@ export class InferenceServer {
     const server = new InferenceServer(options);
     server.#startup = await server.models.start();
     for (const f of server.#startup.failures) server.logger.error(f.reason);
+    for (const u of server.#startup.unsupported) server.logger.warn(`${u.reason} (listed UNAVAILABLE)`);
     return server;
   }
 
-  /** Models that failed to load at startup. */
+  /** Models listed UNAVAILABLE at startup because their backend cannot run here (not failures). */
+  get startupUnsupported(): StartupResult['unsupported'] {
+    return this.#startup.unsupported;
+  }
+
+  /** Models that failed to load at startup (not counting {@link InferenceServer.startupUnsupported}). */
   get startupFailures(): StartupResult['failures'] {
     return this.#startup.failures;
   }
