@@ -1,0 +1,49 @@
+#!/usr/bin/env node
+// `npm test` in apps/web: route-handler tests (vitest) then the Playwright e2e suite in Debian's
+// chromium against the production build. Installs chromium with apt when missing and running as
+// root; otherwise fails with a clear message. Builds what is missing (model, Next build).
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const web = fileURLToPath(new URL('..', import.meta.url));
+const root = fileURLToPath(new URL('../../..', import.meta.url));
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const env = { ...process.env, NEXT_TELEMETRY_DISABLED: '1' };
+
+function run(cmd, args, cwd = web) {
+  console.log(`\n> ${cmd} ${args.join(' ')}`);
+  return spawnSync(cmd, args, { cwd, stdio: 'inherit', env }).status === 0;
+}
+
+if (!existsSync(CHROMIUM)) {
+  if (typeof process.getuid === 'function' && process.getuid() === 0) {
+    console.log('chromium is missing: installing Debian chromium with apt-get (one time)…');
+    const ok =
+      run('apt-get', ['install', '-y', '--no-install-recommends', 'chromium']) ||
+      (run('apt-get', ['update']) &&
+        run('apt-get', ['install', '-y', '--no-install-recommends', 'chromium']));
+    if (!ok || !existsSync(CHROMIUM)) {
+      console.error(
+        'apt-get install chromium failed; the e2e tests need Debian chromium at /usr/bin/chromium.',
+      );
+      process.exit(1);
+    }
+  } else {
+    console.error(
+      `The e2e tests need Debian's chromium at ${CHROMIUM}. Install it (sudo apt-get install -y chromium) or set CHROMIUM_PATH.`,
+    );
+    process.exit(1);
+  }
+}
+
+if (!existsSync(`${root}/models_staging/food_classifier_onnx/1/model.onnx`)) {
+  if (!run('npm', ['run', 'model:ensure', '-w', '@gourmetgram/food-model'], root)) process.exit(1);
+}
+if (!existsSync(`${web}/.next/BUILD_ID`)) {
+  if (!run('npx', ['next', 'build'])) process.exit(1);
+}
+
+const unit = run('npx', ['vitest', 'run']);
+const e2e = run('npx', ['playwright', 'test']);
+process.exit(unit && e2e ? 0 : 1);
