@@ -6,7 +6,11 @@
  * Each server variant runs in its own process on a temporary model repository (the food model's
  * `model.onnx` linked in, a generated `config.pbtxt`). Threads: the host's cores are split between
  * instances (`intra_op_thread_count` = cores / instances), and the raw ceiling uses all cores.
- * Env: BENCH_SECONDS (measured seconds per level, default 4), BENCH_WARMUP_SECONDS (default 1).
+ * Dynamic batching uses the food model's own settings (`preferred_batch_size: [4, 8, 16]`,
+ * `max_queue_delay_microseconds: 2000`). The host is shared, so every level runs BENCH_ROUNDS times
+ * (variants interleaved) and the best round per cell is reported.
+ * Env: BENCH_SECONDS (measured seconds per level, default 4), BENCH_WARMUP_SECONDS (default 1),
+ * BENCH_ROUNDS (default 2).
  */
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -31,6 +35,7 @@ const MAX_BATCH = 16;
 const CONCURRENCY = [1, 4, 16];
 const seconds = Number(process.env.BENCH_SECONDS ?? 4);
 const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 1);
+const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 2));
 const cores = Math.max(1, os.availableParallelism());
 
 interface Variant {
@@ -55,7 +60,9 @@ function configFor(v: Variant): string {
     `input [ { name: "${INPUT}" data_type: TYPE_FP32 format: FORMAT_NCHW dims: [ ${DIMS.join(', ')} ] } ]`,
     `output [ { name: "${OUTPUT}" data_type: TYPE_FP32 dims: [ 11 ] } ]`,
     `instance_group [ { count: ${v.instances} kind: KIND_CPU } ]`,
-    v.dynamicBatching ? 'dynamic_batching { max_queue_delay_microseconds: 0 }' : '',
+    v.dynamicBatching
+      ? 'dynamic_batching { preferred_batch_size: [ 4, 8, 16 ] max_queue_delay_microseconds: 2000 }'
+      : '',
     `parameters: { key: "intra_op_thread_count" value: { string_value: "${threads}" } }`,
     `parameters: { key: "inter_op_thread_count" value: { string_value: "1" } }`,
     '',
@@ -108,50 +115,60 @@ async function main(): Promise<void> {
   }
   process.stdout.write(
     `food_classifier_onnx, FP32 [1,3,224,224] per request, binary HTTP; ${cores} cores; ` +
-      `${seconds}s measured + ${warmupSeconds}s warmup per level\n\n`,
+      `${seconds}s measured + ${warmupSeconds}s warmup per level, best of ${rounds} rounds\n\n`,
   );
   const image = new Float32Array(DIMS.reduce((a, b) => a * b, 1)).map(() => Math.random());
   const body = buildInferBody(INPUT, OUTPUT, DIMS, image);
 
   const results = new Map<string, LoadResult[]>();
   let peakRss = 0;
-  for (const v of VARIANTS) {
-    const repository = await makeRepository(v);
-    try {
-      const rows = await withServer(repository, async (port, pid) => {
-        const out: LoadResult[] = [];
-        for (const concurrency of CONCURRENCY) {
-          const r = await runLoad({
-            port,
-            model: MODEL,
-            body,
-            concurrency,
-            warmupMs: warmupSeconds * 1000,
-            durationMs: seconds * 1000,
-          });
-          out.push(r);
-          process.stdout.write(
-            `${v.label.padEnd(31)} c=${String(concurrency).padEnd(3)} ${fmt(r.rps).padStart(7)} req/s  ` +
-              `p50 ${fmt(r.p50Ms).padStart(6)} ms  p99 ${fmt(r.p99Ms).padStart(6)} ms  errors ${r.errors}\n`,
-          );
-        }
-        peakRss = Math.max(peakRss, peakRssMb(pid));
-        return out;
-      });
-      results.set(v.label, rows);
-    } finally {
-      await rm(repository, { recursive: true, force: true });
+  for (let round = 1; round <= rounds; round++) {
+    for (const v of VARIANTS) {
+      const repository = await makeRepository(v);
+      try {
+        await withServer(repository, async (port, pid) => {
+          const best = results.get(v.label) ?? [];
+          for (const [i, concurrency] of CONCURRENCY.entries()) {
+            const r = await runLoad({
+              port,
+              model: MODEL,
+              body,
+              concurrency,
+              warmupMs: warmupSeconds * 1000,
+              durationMs: seconds * 1000,
+            });
+            const previous = best[i];
+            if (previous === undefined || r.rps > previous.rps) best[i] = r;
+            process.stdout.write(
+              `round ${round} ${v.label.padEnd(31)} c=${String(concurrency).padEnd(3)} ${fmt(r.rps).padStart(7)} req/s  ` +
+                `p50 ${fmt(r.p50Ms).padStart(6)} ms  p99 ${fmt(r.p99Ms).padStart(6)} ms  errors ${r.errors}\n`,
+            );
+          }
+          results.set(v.label, best);
+          peakRss = Math.max(peakRss, peakRssMb(pid));
+        });
+      } finally {
+        await rm(repository, { recursive: true, force: true });
+      }
     }
   }
 
-  const raw = await rawOrtThroughput({
-    modelPath,
-    input: INPUT,
-    dims: DIMS,
-    batches: [1, 4, 8, 16],
-    intraOpThreads: cores,
-    durationMs: seconds * 1000,
-  });
+  const raw: { batch: number; imagesPerSecond: number }[] = [];
+  for (let round = 1; round <= rounds; round++) {
+    const r = await rawOrtThroughput({
+      modelPath,
+      input: INPUT,
+      dims: DIMS,
+      batches: [1, 4, 8, 16],
+      intraOpThreads: cores,
+      durationMs: seconds * 1000,
+    });
+    for (const x of r) {
+      const at = raw.findIndex((y) => y.batch === x.batch);
+      if (at < 0) raw.push(x);
+      else if (x.imagesPerSecond > (raw[at]?.imagesPerSecond ?? 0)) raw[at] = x;
+    }
+  }
   const best = raw.reduce((a, b) => (b.imagesPerSecond > a.imagesPerSecond ? b : a));
 
   process.stdout.write(
