@@ -29,6 +29,7 @@ import {
   silentLogger,
   type CallOptions,
   type ClientOptions,
+  type ClientPlugin,
   type Logger,
   type QueryParams,
 } from './options.js';
@@ -83,6 +84,7 @@ export class TritonClient {
   readonly #backoff: BackoffPolicy;
   readonly #logger: Logger;
   #closed = false;
+  #plugin: ClientPlugin | undefined;
 
   constructor(options: ClientOptions) {
     if (options.transport !== undefined) {
@@ -102,7 +104,23 @@ export class TritonClient {
     this.#maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
     this.#backoff = { baseDelayMs: options.retryDelayMs ?? 200, maxDelayMs: options.maxRetryDelayMs ?? 8000 };
     this.#logger = options.logger ?? silentLogger;
+    this.#plugin = options.plugin;
     this.#checkHeaders(this.#headers);
+  }
+
+  /** Installs a request plugin (replacing any previous one), like the Python client's `register_plugin`. */
+  registerPlugin(plugin: ClientPlugin): void {
+    this.#plugin = plugin;
+  }
+
+  /** The installed plugin, if any. */
+  plugin(): ClientPlugin | undefined {
+    return this.#plugin;
+  }
+
+  /** Removes the installed plugin. */
+  unregisterPlugin(): void {
+    this.#plugin = undefined;
   }
 
   #checkHeaders(headers: Record<string, string>): void {
@@ -119,6 +137,7 @@ export class TritonClient {
   ): Promise<T> {
     if (this.#closed) throw new TritonInvalidArgumentError('the client is closed');
     const headers = { ...this.#headers, ...options.headers };
+    this.#plugin?.({ operation, headers });
     this.#checkHeaders(headers);
     const userSignal = options.signal;
     if (userSignal?.aborted === true) throw new TritonAbortError({ cause: userSignal.reason });

@@ -10,6 +10,8 @@ export { InferResult } from './infer-result.js';
 export { NdArrayView, rowMajorStrides, type ElementOf } from './ndarray.js';
 export {
   basicAuthHeader,
+  basicAuthPlugin,
+  type ClientPlugin,
   silentLogger,
   type CallOptions,
   type ClientOptions,

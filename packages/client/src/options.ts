@@ -54,6 +54,8 @@ export interface ClientOptions {
   readonly connections?: number;
   /** Optional logger (default: silent). */
   readonly logger?: Logger;
+  /** A request plugin (see {@link ClientPlugin}); can also be set later with `registerPlugin`. */
+  readonly plugin?: ClientPlugin;
 }
 
 /** The logger that drops everything. */
@@ -61,6 +63,20 @@ export const silentLogger: Logger = {
   debug: () => undefined,
   warn: () => undefined,
 };
+
+/**
+ * A request plugin, like the Python client's `register_plugin`: called once per call, before it is
+ * sent, with the merged headers, which it may change (e.g. to add a fresh auth token).
+ */
+export type ClientPlugin = (request: { readonly operation: string; headers: Record<string, string> }) => void;
+
+/** A plugin that adds HTTP Basic auth to every request (the Python client's `BasicAuth`). */
+export function basicAuthPlugin(username: string, password: string): ClientPlugin {
+  const header = basicAuthHeader(username, password);
+  return (request) => {
+    Object.assign(request.headers, header);
+  };
+}
 
 /** Builds an `authorization` header for HTTP Basic auth (the Python client's `BasicAuth` plugin). */
 export function basicAuthHeader(username: string, password: string): Record<string, string> {

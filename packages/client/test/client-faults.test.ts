@@ -145,39 +145,3 @@ describe('server error bodies and garbage', () => {
     expect((error as TritonProtocolError).protocolCode).toBe('INVALID_HEADER_LENGTH');
   });
 });
-
-describe('request shape on the wire', () => {
-  it('sends default and per-call headers, repeated query params and the base path', async () => {
-    server = await startFaultServer(reply(200));
-    client = new TritonClient({
-      url: `http://${server.url}/triton/`,
-      headers: { 'x-team': 'gg' },
-      queryParams: { a: '1' },
-    });
-    await client.isModelReady('food model', 2, {
-      headers: { 'x-call': 'yes' },
-      queryParams: { tag: ['x', 'y'] },
-    });
-    expect(server.requests[0]?.url).toBe('/triton/v2/models/food%20model/versions/2/ready?a=1&tag=x&tag=y');
-    expect(server.requests[0]?.headers['x-team']).toBe('gg');
-    expect(server.requests[0]?.headers['x-call']).toBe('yes');
-  });
-
-  it('refuses a caller Transfer-Encoding header', async () => {
-    server = await startFaultServer(reply(200));
-    client = new TritonClient({ url: server.url });
-    await expect(client.isServerLive({ headers: { 'Transfer-Encoding': 'chunked' } })).rejects.toMatchObject({
-      code: 'INVALID_ARGUMENT',
-    });
-  });
-
-  it('sends an empty POST for the repository index and always sends unload_dependents', async () => {
-    server = await startFaultServer(reply(200, '[]'), reply(200));
-    client = new TritonClient({ url: server.url });
-    await client.getModelRepositoryIndex();
-    await client.unloadModel('m');
-    expect(server.requests[0]?.method).toBe('POST');
-    expect(server.requests[0]?.body.length).toBe(0);
-    expect(server.requests[1]?.body.toString()).toBe('{"parameters":{"unload_dependents":false}}');
-  });
-});
