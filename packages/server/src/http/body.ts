@@ -19,7 +19,8 @@ export const DEFAULT_MAX_INPUT_SIZE = 64 * 1024 * 1024;
 
 /** A body larger than the limit (HTTP 400, Triton's wording). */
 export class BodyTooLargeError extends ServerError {
-  constructor(size: number, limit: number) {
+  /** @param size - the body size, or a description such as `more than 100` when it is not known. */
+  constructor(size: number | string, limit: number) {
     super(
       'INVALID_ARG',
       `Request JSON size of ${size} exceeds the maximum allowed value of ${limit}. Use --http-max-input-size to increase the limit.`,
@@ -39,12 +40,28 @@ export class UnsupportedEncodingError extends ServerError {
   }
 }
 
+/** Joins chunks into one buffer whose byte `alignAt` sits on an 8-byte boundary (one copy). */
+function joinAligned(chunks: readonly Buffer[], size: number, alignAt: number): Buffer {
+  const pad = (8 - (alignAt % 8)) % 8;
+  const single = chunks.length === 1 ? (chunks[0] as Buffer) : undefined;
+  if (single !== undefined && (single.byteOffset + alignAt) % 8 === 0) return single;
+  const out = Buffer.from(new ArrayBuffer(size + pad), pad, size);
+  let offset = 0;
+  for (const c of chunks) {
+    out.set(c, offset);
+    offset += c.byteLength;
+  }
+  return out;
+}
+
 /**
  * Reads the whole body into one buffer, refusing more than `limit` bytes (checked against
  * `Content-Length` before reading, and while streaming for chunked bodies). Chunks are kept as
  * received and joined once.
+ * @param alignAt - byte offset that should be 8-byte aligned in memory (the start of the binary
+ *   tail, i.e. `Inference-Header-Content-Length`), so tensors decode as zero-copy typed-array views.
  */
-export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+export function readBody(req: IncomingMessage, limit: number, alignAt?: number): Promise<Buffer> {
   const declared = req.headers['content-length'];
   if (declared !== undefined) {
     const n = Number(declared);
@@ -67,7 +84,8 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
     req.on('data', onData);
     req.once('end', () => {
       if (failed) return;
-      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+      if (alignAt !== undefined && alignAt > 0 && alignAt < size) resolve(joinAligned(chunks, size, alignAt));
+      else resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
     });
     req.once('error', (error) => {
       if (!failed) reject(error);
@@ -97,7 +115,7 @@ export async function decompressRequestBody(
       : await inflateAsync(body, { maxOutputLength: limit });
   } catch (cause) {
     if (cause instanceof RangeError || (cause as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') {
-      throw new BodyTooLargeError(limit + 1, limit);
+      throw new BodyTooLargeError(`more than ${limit} (decompressed)`, limit);
     }
     throw invalidArg(`failed to decompress the ${encoding} request body`, cause);
   }

@@ -330,6 +330,14 @@ async function handleRoute(
   throw new ServerError('INTERNAL', 'unhandled route');
 }
 
+/** Where the binary tail of an uncompressed infer body starts (to align it), if known. */
+function alignmentOf(req: IncomingMessage): number | undefined {
+  if (req.headers['content-encoding'] !== undefined) return undefined;
+  const value = req.headers[INFERENCE_HEADER_CONTENT_LENGTH];
+  if (typeof value !== 'string' || !/^\d{1,10}$/.test(value)) return undefined;
+  return Number(value);
+}
+
 /** Counts requests in flight so shutdown can wait for them. */
 export interface InFlightTracker {
   readonly count: number;
@@ -376,7 +384,10 @@ export function createRequestListener(
       if (!allowedMethods(route).includes(req.method ?? ''))
         return json(405, { error: 'Method Not Allowed' });
       try {
-        const body = req.method === 'POST' ? await readBody(req, options.maxInputSize) : Buffer.alloc(0);
+        const body =
+          req.method === 'POST'
+            ? await readBody(req, options.maxInputSize, alignmentOf(req))
+            : Buffer.alloc(0);
         bytesIn = body.byteLength;
         return await handleRoute(core, route, req, body, options, controller.signal, receivedAt);
       } catch (error) {
