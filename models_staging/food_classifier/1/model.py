@@ -7,9 +7,10 @@ Contract (see ../config.pbtxt):
 
 What happens to one execute() call:
   1. every row of every request is decoded and preprocessed the way the web app does it (EXIF
-     orientation applied, converted to RGB with any alpha channel dropped, squashed to size x size
-     with the configured filter (bilinear), scaled to [0, 1], normalised with the ImageNet mean/std, CHW, FP32);
-     the parameters come from this model's config, never from constants in this file;
+     orientation applied, converted to RGB with any alpha channel dropped, squashed to 224x224 (or
+     resized and centre-cropped) with bilinear filtering, scaled to [0, 1], normalised with the
+     ImageNet mean/std, CHW, FP32); the numbers come from this model's config parameters, never
+     from constants in this file;
   2. a request with a row that cannot be decoded gets an error response naming the row and the
      reason; it takes no part in step 3 and does not disturb the other requests;
   3. the rows of all remaining requests are stacked and sent to onnxruntime in ONE session run;
@@ -24,7 +25,9 @@ import base64
 import binascii
 import io
 import json
+import math
 import os
+import re
 
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
@@ -49,11 +52,24 @@ DEFAULT_PARAMETERS = {
     "preprocess_kernel": "linear",
 }
 
+RESIZE_MODES = {
+    "squash": "squash",
+    "stretch": "squash",
+    "fill": "squash",
+    "resize": "squash",
+    "center_crop": "center-crop",
+    "center-crop": "center-crop",
+    "centercrop": "center-crop",
+    "crop": "center-crop",
+}
+
 # preprocess_kernel names (sharp's) -> the PIL filter that computes the same resampling.
 RESAMPLING = {
     "nearest": Image.NEAREST,
     "linear": Image.BILINEAR,
+    "bilinear": Image.BILINEAR,
     "cubic": Image.BICUBIC,
+    "bicubic": Image.BICUBIC,
     "lanczos3": Image.LANCZOS,
 }
 
@@ -85,19 +101,30 @@ class Preprocessor:
     """Encoded image bytes -> the float32 tensor of one row, as the web app computes it."""
 
     def __init__(self, parameters):
-        resize = parameters["preprocess_resize"]
-        if resize != "squash":
-            raise ValueError(f"preprocess_resize {resize!r} is not supported (only 'squash')")
-        self.size = int(parameters["preprocess_size"])
-        if self.size <= 0:
-            raise ValueError(f"preprocess_size must be positive, got {self.size}")
+        resize = parameters["preprocess_resize"].lower()
+        if resize not in RESIZE_MODES:
+            raise ValueError(f"preprocess_resize {resize!r} is not supported (squash or center_crop)")
+        self.resize_mode = RESIZE_MODES[resize]
+        size = [part for part in re.split(r"[\s,x\u00d7]+", parameters["preprocess_size"]) if part]
+        if len(size) not in (1, 2):
+            raise ValueError(f"preprocess_size must be N or H,W, got {parameters['preprocess_size']!r}")
+        self.height = int(size[0])
+        self.width = int(size[-1])
+        if self.height <= 0 or self.width <= 0:
+            raise ValueError(f"preprocess_size must be positive, got {parameters['preprocess_size']!r}")
+        shorter = parameters.get("preprocess_resize_shorter", "").strip()
+        # As torchvision's classic Resize(256) + CenterCrop(224): the crop is 87.5% of the resized image.
+        self.resize_shorter = int(shorter) if shorter else math.floor(min(self.width, self.height) / 0.875 + 0.5)
+        if self.resize_shorter < min(self.width, self.height):
+            raise ValueError(f"preprocess_resize_shorter {self.resize_shorter} is smaller than the crop")
         self.mean = _float_triple(parameters["preprocess_mean"], "preprocess_mean")
         self.std = _float_triple(parameters["preprocess_std"], "preprocess_std")
-        if np.any(self.std == 0):
-            raise ValueError("preprocess_std must not contain 0")
-        self.layout = parameters["preprocess_layout"].upper()
-        if self.layout not in ("CHW", "HWC"):
-            raise ValueError(f"preprocess_layout must be CHW or HWC, got {self.layout!r}")
+        if np.any(self.std <= 0):
+            raise ValueError("preprocess_std must be positive")
+        layout = parameters["preprocess_layout"].upper()
+        if layout not in ("CHW", "HWC", "NCHW", "NHWC"):
+            raise ValueError(f"preprocess_layout must be CHW or HWC, got {layout!r}")
+        self.layout = layout[-3:]
         self.color = parameters["preprocess_color"].upper()
         if self.color not in ("RGB", "BGR"):
             raise ValueError(f"preprocess_color must be RGB or BGR, got {self.color!r}")
@@ -107,10 +134,25 @@ class Preprocessor:
         self.resample = RESAMPLING[kernel]
         self.max_pixels = int(parameters["max_image_pixels"])
 
-    def row_shape(self):
-        if self.layout == "CHW":
-            return (3, self.size, self.size)
-        return (self.size, self.size, 3)
+    def _resize(self, image):
+        if self.resize_mode == "squash":
+            return image.resize((self.width, self.height), self.resample)
+        # center-crop: shorter side to resize_shorter, longer side int(n * long / short), then the
+        # centre height x width (offsets rounded half up, as the app does).
+        n = self.resize_shorter
+        if image.width <= image.height:
+            size = (n, (n * image.height) // image.width)
+        else:
+            size = ((n * image.width) // image.height, n)
+        if size[0] < self.width or size[1] < self.height:
+            raise RowError(
+                f"is {image.width}x{image.height}: resized to {size[0]}x{size[1]} it is smaller than the "
+                f"{self.width}x{self.height} crop (preprocess_resize_shorter {n})"
+            )
+        image = image.resize(size, self.resample)
+        top = math.floor((size[1] - self.height) / 2 + 0.5)
+        left = math.floor((size[0] - self.width) / 2 + 0.5)
+        return image.crop((left, top, left + self.width, top + self.height))
 
     def __call__(self, encoded):
         try:
@@ -132,7 +174,9 @@ class Preprocessor:
             image = ImageOps.exif_transpose(image)
             # Palette, greyscale and CMYK become RGB; an alpha channel is dropped, not composited.
             image = image.convert("RGB")
-            image = image.resize((self.size, self.size), self.resample)
+            image = self._resize(image)
+        except RowError:
+            raise
         except (OSError, ValueError, SyntaxError) as exc:
             raise RowError(f"is a corrupt or truncated image ({exc})") from None
         pixels = np.asarray(image, dtype=np.float32) / np.float32(255.0)
@@ -231,7 +275,8 @@ class TritonPythonModel:
         self.session = onnxruntime.InferenceSession(onnx_path, providers=providers)
         self.input_name = self.session.get_inputs()[0].name
         self.output_name = self.session.get_outputs()[0].name
-        classes = self.session.get_outputs()[0].shape[-1]
+        output_shape = self.session.get_outputs()[0].shape or []
+        classes = output_shape[-1] if output_shape else None
         if isinstance(classes, int) and classes != len(self.labels):
             raise pb_utils.TritonModelException(
                 f"food_classifier: {labels_path} has {len(self.labels)} labels but the model outputs {classes} classes"

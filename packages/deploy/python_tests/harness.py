@@ -134,7 +134,11 @@ def encode(image, fmt="PNG", **kwargs):
 def reference_tensor(data, size=224, resample=Image.BILINEAR):
     """What the web app computes (torchvision's Resize((s, s)) + ToTensor + Normalize on PIL)."""
     image = ImageOps.exif_transpose(Image.open(io.BytesIO(data))).convert("RGB")
-    image = image.resize((size, size), resample)
+    return normalise(image.resize((size, size), resample))
+
+
+def normalise(image):
+    """RGB PIL image -> ToTensor + Normalize(ImageNet) as CHW float32."""
     array = np.asarray(image, dtype=np.float32) / 255.0
     array = (array - MEAN) / STD
     return array.transpose(2, 0, 1).astype(np.float32)

@@ -77,10 +77,10 @@ class InitializeTest(ModelTestCase):
 
     def test_an_unsupported_resize_mode_is_refused_rather_than_silently_ignored(self):
         config = h.real_config()
-        config["parameters"]["preprocess_resize"] = {"string_value": "crop"}
+        config["parameters"]["preprocess_resize"] = {"string_value": "letterbox"}
         with self.assertRaises(ValueError) as caught:
             self.start(config=config)
-        self.assertIn("crop", str(caught.exception))
+        self.assertIn("letterbox", str(caught.exception))
 
 
 # Probabilities are compared within 1e-4: the stand-in and the reference average 50,176 float32 pixels
@@ -176,6 +176,24 @@ class BatchingTest(ModelTestCase):
         feed = ort_stand_in.RUNS[0]["feed"][0]
         np.testing.assert_allclose(feed, h.reference_tensor(photo, resample=Image.NEAREST), atol=1e-5)
         self.assertGreater(np.abs(feed - h.reference_tensor(photo)).max(), 0.1)
+
+    def test_center_crop_and_a_rectangular_size_follow_the_config(self):
+        config = h.real_config()
+        config["parameters"]["preprocess_resize"] = {"string_value": "center_crop"}
+        config["parameters"]["preprocess_size"] = {"string_value": "120,160"}
+        model = self.start(config=config)
+        photo = h.read_bytes(h.photo_paths(1)[0])
+        model.execute([h.request(h.b64(photo))])
+        feed = ort_stand_in.RUNS[0]["feed"][0]
+        self.assertEqual(feed.shape, (3, 120, 160))
+        # shorter side to round(120 / 0.875) = 137, then the centre 120 x 160
+        image = Image.open(io.BytesIO(photo)).convert("RGB")
+        w, hgt = image.size
+        size = (137, 137 * hgt // w) if w <= hgt else (137 * w // hgt, 137)
+        resized = image.resize(size, Image.BILINEAR)
+        top, left = int((size[1] - 120) / 2 + 0.5), int((size[0] - 160) / 2 + 0.5)
+        expected = h.normalise(resized.crop((left, top, left + 160, top + 120)))
+        np.testing.assert_allclose(feed, expected, atol=1e-5)
 
 
 class BadInputTest(ModelTestCase):

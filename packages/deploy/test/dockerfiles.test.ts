@@ -101,12 +101,14 @@ describe('docker/Dockerfile.triton', () => {
   it('installs every third-party module model.py imports that the image lacks', () => {
     const modelPy = read('models_staging/food_classifier/1/model.py');
     const imported = new Set(
-      [...modelPy.matchAll(/^\s*(?:import|from)\s+([A-Za-z_][\w]*)/gm)].map((m) => m[1] ?? ''),
+      [...modelPy.matchAll(/^\s*(?:import\s+(\w+)|from\s+(\w+)[\w.]*\s+import\s)/gm)].map(
+        (m) => m[1] ?? m[2] ?? '',
+      ),
     );
     // What model.py needs beyond the standard library and what the Triton image provides.
     const pipName: Record<string, string> = { PIL: 'pillow', onnxruntime: 'onnxruntime-gpu' };
     const providedByImage = new Set(['numpy', 'triton_python_backend_utils']);
-    const stdlib = new Set(['base64', 'binascii', 'io', 'json', 'os']);
+    const stdlib = new Set(['base64', 'binascii', 'io', 'json', 'math', 'os', 're']);
     const installs = runText(triton);
     for (const module of imported) {
       if (stdlib.has(module) || providedByImage.has(module)) continue;
@@ -178,12 +180,7 @@ describe('docker/Dockerfile.server (embedded server for CPU-only hosts)', () => 
     const bin = pkg.bin?.['tritonserver-ts'];
     expect(bin).toBe('./dist/cli.js');
     const command = commandOf(last(runtime, 'CMD')?.args ?? '[]');
-    expect(command).toEqual([
-      'node',
-      'packages/server/dist/cli.js',
-      '--model-repository=/models',
-      '--exit-on-error=false',
-    ]);
+    expect(command).toEqual(['node', 'packages/server/dist/cli.js', '--model-repository=/models']);
     const copied = instructions(runtime, 'COPY').map((i) => copyPaths(i.args).sources[0]);
     expect(copied).toContain('/app/packages/server/dist');
   });
@@ -206,7 +203,7 @@ describe('docker/Dockerfile.server (embedded server for CPU-only hosts)', () => 
   it('runs as a non-root user, exposes HTTP 8000 and metrics 8002, and has a Triton health check', () => {
     expect(isRootUser(last(runtime, 'USER')?.args)).toBe(false);
     expect(exposedPorts(runtime).sort()).toEqual([8000, 8002]);
-    expect(last(runtime, 'HEALTHCHECK')?.args).toContain('http://127.0.0.1:8000/v2/health/');
+    expect(last(runtime, 'HEALTHCHECK')?.args).toContain('http://127.0.0.1:8000/v2/health/ready');
   });
 });
 

@@ -81,7 +81,7 @@ afterAll(() => {
 });
 
 describe('docker-compose-cpu.yaml against the real embedded server', () => {
-  it("passes the compose health check: the web app's model is ready", async () => {
+  it("passes the compose health check (Triton's /v2/health/ready) with the web app's model ready", async () => {
     expect(runHealthcheck(server.healthcheck.test, httpPort)).toBe(0);
     const ready = await fetch(`http://127.0.0.1:${httpPort}/v2/models/${webModel}/ready`);
     expect(ready.status).toBe(200);
@@ -95,11 +95,11 @@ describe('docker-compose-cpu.yaml against the real embedded server', () => {
     expect(python?.state).toBe('UNAVAILABLE');
     expect(python?.reason).toMatch(/python/);
     expect(index.find((m) => m.name === webModel)?.state).toBe('READY');
-    // Strict readiness: why the compose health check asks for the model, not /v2/health/ready.
-    expect((await fetch(`http://127.0.0.1:${httpPort}/v2/health/ready`)).status).toBe(400);
+    // A backend that cannot run here does not hold back readiness (a broken model would).
+    expect((await fetch(`http://127.0.0.1:${httpPort}/v2/health/ready`)).status).toBe(200);
   });
 
-  it("passes the image's own HEALTHCHECK (liveness)", () => {
+  it("passes the image's own HEALTHCHECK", () => {
     const check = commandOf(last(serverImage, 'HEALTHCHECK')?.args.replace(/^CMD\s+/, '') ?? '[]');
     expect(runHealthcheck(['CMD', ...check], httpPort)).toBe(0);
   });
