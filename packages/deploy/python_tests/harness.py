@@ -13,6 +13,9 @@ import tempfile
 import numpy as np
 from PIL import Image, ImageOps
 
+# Never leave __pycache__ next to model.py in the model repository (or in this package).
+sys.dont_write_bytecode = True
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
 MODEL_DIR = os.path.join(REPO_ROOT, "models_staging", "food_classifier")

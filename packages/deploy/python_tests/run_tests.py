@@ -33,6 +33,7 @@ class JsonResult(unittest.TextTestResult):
 
 
 def main():
+    sys.dont_write_bytecode = True
     sys.path.insert(0, HERE)
     suite = unittest.defaultTestLoader.discover(HERE, pattern="test_*.py", top_level_dir=HERE)
     runner = unittest.TextTestRunner(stream=sys.stderr, verbosity=2, resultclass=JsonResult)
