@@ -362,6 +362,35 @@ describe('inference', () => {
   });
 });
 
+describe('connections', () => {
+  it('serves sequential requests of every kind over one keep-alive connection', async () => {
+    const { Agent, request } = await import('node:http');
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const u = new URL(url);
+    const sockets = new Set<unknown>();
+    const call = (method: string, path: string, body?: string) =>
+      new Promise<number>((resolve, reject) => {
+        const req = request({ agent, host: u.hostname, port: u.port, path, method }, (res) => {
+          sockets.add(res.socket);
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+    const infer = JSON.stringify({
+      inputs: [{ name: 'INPUT0', shape: [1, 1], datatype: 'FP32', data: [1] }],
+    });
+    expect(await call('GET', '/v2/health/live')).toBe(200);
+    expect(await call('POST', '/v2/models/identity_fp32/infer', infer)).toBe(200);
+    expect(await call('POST', '/v2/models/identity_fp32/infer', '{')).toBe(400);
+    expect(await call('GET', '/v2/models/nope')).toBe(400);
+    expect(await call('POST', '/v2/repository/index')).toBe(200);
+    expect(sockets.size).toBe(1);
+    agent.destroy();
+  });
+});
+
 describe('trace and log settings', () => {
   it('updates global trace settings and lets a model inherit and reset them', async () => {
     const g = await post(
