@@ -93,10 +93,19 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     close() {
       closing ??= (async () => {
         const timeoutMs = (options.exitTimeoutSecs ?? 30) * 1000;
+        const deadline = Date.now() + timeoutMs;
         const finished = http === undefined ? true : await http.close(timeoutMs);
         await metrics?.close().catch(() => undefined);
-        await core.shutdown();
-        return finished;
+        // Unloading drains the schedulers; never wait past the exit timeout for a stuck execution.
+        let timer: NodeJS.Timeout | undefined;
+        const drained = await Promise.race([
+          core.shutdown().then(() => true),
+          new Promise<boolean>((resolve) => {
+            timer = setTimeout(() => resolve(false), Math.max(0, deadline - Date.now()));
+          }),
+        ]);
+        if (timer !== undefined) clearTimeout(timer);
+        return finished && drained;
       })();
       return closing;
     },
