@@ -206,3 +206,28 @@ describe('poll interval', () => {
     }
   });
 });
+
+describe('shutdown', () => {
+  it('stops waiting for in-flight requests after the exit timeout', async () => {
+    const srv = await startTestServer({ only: ['slow_identity'], exitTimeoutSecs: 0.06 });
+    const pending = Array.from({ length: 8 }, () =>
+      infer(srv.url, 'slow_identity', fp32([1])).catch(() => undefined),
+    );
+    await new Promise((r) => setTimeout(r, 20));
+    const started = Date.now();
+    const finished = await srv.running.close();
+    expect(finished).toBe(false);
+    expect(Date.now() - started).toBeLessThan(300);
+    await Promise.all(pending);
+    await srv.close();
+  });
+
+  it('reports a clean drain when every request finished in time', async () => {
+    const srv = await startTestServer({ only: ['slow_identity'] });
+    const pending = infer(srv.url, 'slow_identity', fp32([2]));
+    await new Promise((r) => setTimeout(r, 10));
+    expect(await srv.running.close()).toBe(true);
+    expect((await pending).status).toBe(200);
+    await srv.close();
+  });
+});
