@@ -142,7 +142,7 @@ function encodeInput(input: InferInput, defaultBinary: boolean, tail: Uint8Array
     json.parameters = params;
   } else {
     if (Object.keys(params).length > 0) json.parameters = params;
-    json.data = tensorDataToJson(input.datatype, data, 'sending');
+    json.data = tensorDataToJson(input.datatype, data, 'input', input.name);
   }
   return json;
 }
@@ -270,11 +270,11 @@ export interface RawInferRequest {
 
 function decodeOutputs(value: unknown): DecodedRequestedOutput[] | undefined {
   if (value === undefined) return undefined;
-  if (!Array.isArray(value)) throw new ProtocolError('INVALID_FIELD', `'outputs' must be an array`);
+  if (!Array.isArray(value)) throw new ProtocolError('INVALID_FIELD', "Unable to parse 'outputs'");
   const seen = new Set<string>();
-  return value.map((o: unknown, i) => {
-    if (!isObject(o)) throw new ProtocolError('INVALID_FIELD', `output ${i} must be an object`);
-    const name = readString(o, 'name', `output ${i}`);
+  return value.map((o: unknown) => {
+    if (!isObject(o)) throw new ProtocolError('INVALID_FIELD', "Unable to parse 'outputs'");
+    const name = readString(o, 'name');
     if (seen.has(name)) {
       throw new ProtocolError('DUPLICATE_OUTPUT', `output '${name}' already exists in request`);
     }
@@ -290,12 +290,12 @@ function decodeOutputs(value: unknown): DecodedRequestedOutput[] | undefined {
     } = { name, parameters };
     if (parameters.binary_data !== undefined) {
       if (typeof parameters.binary_data !== 'boolean') {
-        throw new ProtocolError('INVALID_FIELD', `'binary_data' of ${where} must be a boolean`);
+        throw new ProtocolError('INVALID_FIELD', "Unable to parse 'binary_data'");
       }
       out.binaryData = parameters.binary_data;
     }
     if (parameters.classification !== undefined) {
-      const n = readSize(parameters.classification, 'classification', where);
+      const n = readSize(parameters.classification, 'classification');
       if (n !== 0) out.classCount = n;
     }
     const shm = readSharedMemory(parameters, where);
@@ -312,31 +312,36 @@ function decodeOutputs(value: unknown): DecodedRequestedOutput[] | undefined {
  * A header value of `0` means a raw binary request: `{ kind: 'raw' }` is returned and the server
  * builds the single input with {@link rawBinaryInput}.
  * @param headerLength - the raw `Inference-Header-Content-Length` header value, if any.
- * @throws ProtocolError with a stable `code` and a message fit for the HTTP error body (status 400).
+ * @param options.modelName - the model the request is for; Triton names it in size errors.
+ * @throws ProtocolError with a stable `code` and a message fit for the HTTP error body (status 400),
+ *   worded like Triton's ("Unable to parse 'inputs'", "unexpected additional input data for model
+ *   'm'", "failed to parse the request JSON buffer: …", …).
  */
 export function decodeInferRequest(
   body: Uint8Array,
   headerLength?: string | number | readonly string[] | null,
+  options: { readonly modelName?: string } = {},
 ): DecodedInferRequest | RawInferRequest {
+  const model = options.modelName ?? '';
   const jsonLength = parseHeaderLength(headerLength, body.byteLength);
   if (jsonLength === 0) return { kind: 'raw', data: body };
   const jsonEnd = jsonLength ?? body.byteLength;
-  const parsed = parseJson(fromUtf8(body.subarray(0, jsonEnd)), 'the request body');
-  if (!isObject(parsed)) throw new ProtocolError('INVALID_FIELD', 'the request JSON must be an object');
+  const parsed = parseJson(fromUtf8(body.subarray(0, jsonEnd)), 'the request JSON buffer');
+  if (!isObject(parsed)) throw new ProtocolError('INVALID_FIELD', "Unable to parse 'inputs'");
   if (parsed.id !== undefined && typeof parsed.id !== 'string') {
-    throw new ProtocolError('INVALID_FIELD', `'id' must be a string`);
+    throw new ProtocolError('INVALID_FIELD', "Unable to parse 'id'");
   }
   const parameters = readParameters(parsed.parameters, 'the request');
-  if (!Array.isArray(parsed.inputs)) throw new ProtocolError('INVALID_FIELD', `missing or invalid 'inputs'`);
+  if (!Array.isArray(parsed.inputs)) throw new ProtocolError('INVALID_FIELD', "Unable to parse 'inputs'");
   const outputs = decodeOutputs(parsed.outputs);
 
   let offset = jsonEnd;
-  const inputs = parsed.inputs.map((raw: unknown, i): DecodedInput => {
-    if (!isObject(raw)) throw new ProtocolError('INVALID_FIELD', `input ${i} must be an object`);
-    const name = readString(raw, 'name', `input ${i}`);
+  const inputs = parsed.inputs.map((raw: unknown): DecodedInput => {
+    if (!isObject(raw)) throw new ProtocolError('INVALID_FIELD', "Unable to parse 'inputs'");
+    const name = readString(raw, 'name');
     const where = `input '${name}'`;
-    const datatype = readDatatype(raw, where);
-    const shape = readShape(raw, where);
+    const datatype = readDatatype(raw, 'input', name);
+    const shape = readShape(raw);
     const params = readParameters(raw.parameters, where);
     const count = elementCount(shape);
     const shm = readSharedMemory(params, where);
@@ -358,11 +363,17 @@ export function decodeInferRequest(
       if (raw.data !== undefined) {
         throw new ProtocolError('INVALID_FIELD', `${where} has both 'data' and 'binary_data_size'`);
       }
-      const size = readSize(params.binary_data_size, 'binary_data_size', where);
+      const size = readSize(params.binary_data_size, 'binary_data_size');
+      if (size > 0 && jsonLength === undefined) {
+        throw new ProtocolError(
+          'INVALID_HEADER_LENGTH',
+          "must specify valid 'Infer-Header-Content-Length' in request header and 'binary_data_size' when passing inputs in binary data format",
+        );
+      }
       if (offset + size > body.byteLength) {
         throw new ProtocolError(
           'BINARY_SIZE_MISMATCH',
-          `unexpected end of binary data for ${where}: needs ${size} bytes, ${body.byteLength - offset} left`,
+          `unexpected size for input '${name}', expecting ${offset + size - body.byteLength} additional bytes for model '${model}'`,
         );
       }
       const data = tensorDataFromBytes(datatype, body.subarray(offset, offset + size), count, where);
@@ -372,14 +383,11 @@ export function decodeInferRequest(
     if (raw.data === undefined) {
       throw new ProtocolError('INVALID_FIELD', `${where} has no 'data', 'binary_data_size' or shared memory`);
     }
-    const data = tensorDataFromJson(datatype, raw.data, count, where, 'sending');
+    const data = tensorDataFromJson(datatype, raw.data, count, name, 'input');
     return { name, datatype, shape, data, source: 'json', parameters: params };
   });
   if (offset !== body.byteLength) {
-    throw new ProtocolError(
-      'BINARY_SIZE_MISMATCH',
-      `unexpected additional input data: ${body.byteLength - offset} bytes after the last binary input`,
-    );
+    throw new ProtocolError('BINARY_SIZE_MISMATCH', `unexpected additional input data for model '${model}'`);
   }
   const result: DecodedInferRequest = {
     kind: 'json',

@@ -55,8 +55,8 @@ export function contentTypeFor(headerLength: number | undefined): string {
  * `id`, `parameters`, `outputs`) followed by the binary outputs in output order, each announced by
  * `parameters.binary_data_size`. Send `headerLength` as `Inference-Header-Content-Length` when
  * defined (see {@link contentTypeFor}).
- * @throws ProtocolError `DATATYPE_NOT_JSON` when an FP16/BF16 output must be JSON (the message is
- *   Triton's "receiving FP16 data via JSON is not supported").
+ * @throws ProtocolError `DATATYPE_NOT_JSON` when an FP16/BF16 output must be JSON (Triton's
+ *   "sending FP16 data via JSON is not supported. Please use the binary data format for output").
  */
 export function encodeInferResponse(message: InferResponseMessage): EncodedBody<InferResponseJson> {
   const json = { model_name: message.modelName, model_version: message.modelVersion } as InferResponseJson;
@@ -77,7 +77,7 @@ export function encodeInferResponse(message: InferResponseMessage): EncodedBody<
       out.parameters = params;
     } else {
       if (Object.keys(params).length > 0) out.parameters = params;
-      out.data = tensorDataToJson(tensor.datatype, tensor.data, 'receiving');
+      out.data = tensorDataToJson(tensor.datatype, tensor.data, 'output', tensor.name);
     }
     return out;
   });
@@ -120,21 +120,21 @@ export function decodeInferResponse(
 ): DecodedInferResponse {
   const jsonLength = parseHeaderLength(headerLength, body.byteLength);
   const jsonEnd = jsonLength ?? body.byteLength;
-  const parsed = parseJson(fromUtf8(body.subarray(0, jsonEnd)), 'the response body');
+  const parsed = parseJson(fromUtf8(body.subarray(0, jsonEnd)), 'the response JSON');
   if (!isObject(parsed) || !Array.isArray(parsed.outputs)) {
     throw new ProtocolError('INVALID_FIELD', `the response JSON has no 'outputs' array`);
   }
   let offset = jsonEnd;
-  const outputs = parsed.outputs.map((raw: unknown, i): DecodedOutput => {
-    if (!isObject(raw)) throw new ProtocolError('INVALID_FIELD', `output ${i} must be an object`);
-    const name = readString(raw, 'name', `output ${i}`);
+  const outputs = parsed.outputs.map((raw: unknown): DecodedOutput => {
+    if (!isObject(raw)) throw new ProtocolError('INVALID_FIELD', "Unable to parse 'outputs'");
+    const name = readString(raw, 'name');
     const where = `output '${name}'`;
-    const datatype = readDatatype(raw, where);
-    const shape = readShape(raw, where);
+    const datatype = readDatatype(raw, 'output', name);
+    const shape = readShape(raw);
     const parameters = readParameters(raw.parameters, where);
     const count = elementCount(shape);
     if (parameters.binary_data_size !== undefined) {
-      const size = readSize(parameters.binary_data_size, 'binary_data_size', where);
+      const size = readSize(parameters.binary_data_size, 'binary_data_size');
       if (offset + size > body.byteLength) {
         throw new ProtocolError(
           'BINARY_SIZE_MISMATCH',
@@ -146,7 +146,7 @@ export function decodeInferResponse(
       return { name, datatype, shape, data, parameters };
     }
     if (raw.data === undefined) return { name, datatype, shape, data: undefined, parameters };
-    const data = tensorDataFromJson(datatype, raw.data, count, where, 'receiving');
+    const data = tensorDataFromJson(datatype, raw.data, count, name, 'output');
     return { name, datatype, shape, data, parameters };
   });
   if (offset !== body.byteLength) {

@@ -3,7 +3,9 @@
  *
  * Encoding is flat row-major. Decoding accepts flat or nested arrays. BOOL is `true`/`false`; BYTES
  * are UTF-8 strings; FP16 and BF16 cannot travel as JSON (Triton refuses them; so do we, with
- * Triton's wording). INT64/UINT64 are written as exact integer literals and read exactly when the
+ * Triton's wording: "receiving FP16 data via JSON is not supported. Please use the binary data
+ * format for input X" for inputs, "sending FP16 data via JSON is not supported. Please use the
+ * binary data format for output" for outputs). INT64/UINT64 are written as exact integer literals and read exactly when the
  * JSON was parsed with `parseJson` (large values arrive as `bigint`).
  * @packageDocumentation
  */
@@ -14,11 +16,15 @@ import { ProtocolError } from './errors.js';
 /** A JSON tensor element: number, bigint (64-bit integers out of the safe range), boolean or string. */
 export type JsonElement = number | bigint | boolean | string;
 
-/** Whether sending (`'sending'`, request side) or receiving (`'receiving'`, response side). */
-export type JsonDirection = 'sending' | 'receiving';
+/** Which side of an inference a tensor is on: a request `input` or a response `output`. */
+export type TensorSide = 'input' | 'output';
 
-function refuseHalf(datatype: Datatype, direction: JsonDirection): never {
-  throw new ProtocolError('DATATYPE_NOT_JSON', `${direction} ${datatype} data via JSON is not supported`);
+function refuseHalf(datatype: Datatype, side: TensorSide, name: string): never {
+  const message =
+    side === 'input'
+      ? `receiving ${datatype} data via JSON is not supported. Please use the binary data format for input ${name}`
+      : `sending ${datatype} data via JSON is not supported. Please use the binary data format for output`;
+  throw new ProtocolError('DATATYPE_NOT_JSON', message);
 }
 
 function bigintToJson(v: bigint): number | bigint {
@@ -28,16 +34,19 @@ function bigintToJson(v: bigint): number | bigint {
 /**
  * Converts tensor data to a flat JSON `data` array. Throws {@link ProtocolError}
  * `DATATYPE_NOT_JSON` for FP16/BF16 and `INVALID_BYTES_ELEMENT` for BYTES that are not UTF-8.
+ * @param side - whether the tensor is a request input or a response output (for the message).
+ * @param name - the tensor name (for the message).
  */
 export function tensorDataToJson(
   datatype: Datatype,
   data: TensorData,
-  direction: JsonDirection = 'sending',
+  side: TensorSide = 'input',
+  name = '',
 ): JsonElement[] {
   switch (datatype) {
     case 'FP16':
     case 'BF16':
-      return refuseHalf(datatype, direction);
+      return refuseHalf(datatype, side, name);
     case 'BOOL':
       return Array.from(data as Uint8Array, (v) => v !== 0);
     case 'BYTES':
@@ -58,7 +67,7 @@ function flatten(data: readonly unknown[]): unknown[] {
 function typeError(what: string, datatype: Datatype, index: number, value: unknown): ProtocolError {
   return new ProtocolError(
     'INVALID_VALUE',
-    `unable to parse 'data' of ${what}: element ${index} (${JSON.stringify(typeof value === 'bigint' ? value.toString() : value) ?? String(value)}) is not a valid ${datatype} value`,
+    `Unable to parse 'data': element ${index} of ${what} (${JSON.stringify(typeof value === 'bigint' ? value.toString() : value) ?? String(value)}) is not a valid ${datatype} value`,
   );
 }
 
@@ -74,25 +83,28 @@ const INT_RANGES: Partial<Record<Datatype, readonly [number, number]>> = {
 /**
  * Converts a JSON `data` array (flat or nested) to typed tensor data, checking every element's type
  * and range and the element count. Throws {@link ProtocolError} (`DATATYPE_NOT_JSON`,
- * `INVALID_VALUE`, `ELEMENT_COUNT_MISMATCH`).
- * @param what - names the tensor in error messages, e.g. `input 'INPUT0'`.
+ * `INVALID_VALUE`, `ELEMENT_COUNT_MISMATCH`) with Triton's wording where Triton has one
+ * ("Unable to parse 'data': Shape does not match true shape of 'data' field").
+ * @param name - the tensor name (for messages).
+ * @param side - whether the tensor is a request input or a response output (for messages).
  */
 export function tensorDataFromJson<D extends Datatype>(
   datatype: D,
   json: unknown,
   expectedCount?: number,
-  what = 'tensor',
-  direction: JsonDirection = 'sending',
+  name = '',
+  side: TensorSide = 'input',
 ): TensorData<D> {
-  if (datatype === 'FP16' || datatype === 'BF16') refuseHalf(datatype, direction);
+  if (datatype === 'FP16' || datatype === 'BF16') refuseHalf(datatype, side, name);
+  const what = `${side} '${name}'`;
   if (!Array.isArray(json)) {
-    throw new ProtocolError('INVALID_VALUE', `'data' of ${what} must be an array`);
+    throw new ProtocolError('INVALID_VALUE', `Unable to parse 'data': 'data' of ${what} must be an array`);
   }
   const flat = flatten(json);
   if (expectedCount !== undefined && flat.length !== expectedCount) {
     throw new ProtocolError(
       'ELEMENT_COUNT_MISMATCH',
-      `unexpected number of elements for ${what}: 'data' holds ${flat.length}, shape expects ${expectedCount}`,
+      "Unable to parse 'data': Shape does not match true shape of 'data' field",
     );
   }
   const n = flat.length;

@@ -4,7 +4,6 @@
  */
 import { isDatatype, type Datatype } from './datatypes.js';
 import { ProtocolError } from './errors.js';
-import { INFERENCE_HEADER_CONTENT_LENGTH } from './wire.js';
 import type { Parameters } from './wire.js';
 
 /** A tensor placed in a registered shared-memory region instead of the body. */
@@ -35,7 +34,8 @@ export function fromUtf8(bytes: Uint8Array): string {
  * Parses an `Inference-Header-Content-Length` value against a body.
  * @returns `undefined` when the header is absent (the whole body is JSON), else the JSON byte length.
  * @throws ProtocolError `INVALID_HEADER_LENGTH` when the value is not an integer in
- *   [0, min(2^31 − 1, body length)].
+ *   [0, min(2^31 − 1, body length)], with Triton's messages ("Unable to parse
+ *   Inference-Header-Content-Length, got: …" / "inference header size should be in range (0, N), got: …").
  */
 export function parseHeaderLength(
   value: string | number | readonly string[] | null | undefined,
@@ -43,17 +43,17 @@ export function parseHeaderLength(
 ): number | undefined {
   if (value === undefined || value === null) return undefined;
   const text = (Array.isArray(value) ? (value as readonly string[]).join(',') : String(value)).trim();
-  if (!/^\d+$/.test(text) || Number(text) > MAX_INT32) {
+  if (!/^-?\d+$/.test(text)) {
     throw new ProtocolError(
       'INVALID_HEADER_LENGTH',
-      `Unable to parse ${INFERENCE_HEADER_CONTENT_LENGTH} header value '${text}': expected an integer between 0 and ${MAX_INT32}`,
+      `Unable to parse Inference-Header-Content-Length, got: ${text}`,
     );
   }
   const n = Number(text);
-  if (n > bodyLength) {
+  if (n < 0 || n > bodyLength || n > MAX_INT32) {
     throw new ProtocolError(
       'INVALID_HEADER_LENGTH',
-      `${INFERENCE_HEADER_CONTENT_LENGTH} value ${n} exceeds the body size ${bodyLength}`,
+      `inference header size should be in range (0, ${bodyLength}), got: ${text}`,
     );
   }
   return n;
@@ -81,39 +81,38 @@ export function readParameters(value: unknown, where: string): Parameters {
   return value as Parameters;
 }
 
-/** Reads a required string field. */
-export function readString(obj: Record<string, unknown>, key: string, where: string): string {
+/** Reads a required string field ("Unable to parse 'name'" otherwise, as Triton says). */
+export function readString(obj: Record<string, unknown>, key: string): string {
   const v = obj[key];
-  if (typeof v !== 'string')
-    throw new ProtocolError('INVALID_FIELD', `missing or invalid '${key}' in ${where}`);
+  if (typeof v !== 'string') throw new ProtocolError('INVALID_FIELD', `Unable to parse '${key}'`);
   return v;
 }
 
-/** Reads a datatype field. */
-export function readDatatype(obj: Record<string, unknown>, where: string): Datatype {
-  const v = readString(obj, 'datatype', where);
-  if (!isDatatype(v)) throw new ProtocolError('UNKNOWN_DATATYPE', `invalid datatype '${v}' for ${where}`);
+/** Reads a datatype field ("invalid datatype for input X" for an unknown one, as Triton says). */
+export function readDatatype(obj: Record<string, unknown>, side: 'input' | 'output', name: string): Datatype {
+  const v = readString(obj, 'datatype');
+  if (!isDatatype(v)) throw new ProtocolError('UNKNOWN_DATATYPE', `invalid datatype for ${side} ${name}`);
   return v;
 }
 
-/** Reads a shape field: an array of non-negative safe integers. */
-export function readShape(obj: Record<string, unknown>, where: string): number[] {
+/** Reads a shape field: an array of non-negative safe integers ("Unable to parse 'shape'" otherwise). */
+export function readShape(obj: Record<string, unknown>): number[] {
   const v = obj.shape;
-  if (!Array.isArray(v)) throw new ProtocolError('INVALID_FIELD', `missing or invalid 'shape' in ${where}`);
+  if (!Array.isArray(v)) throw new ProtocolError('INVALID_FIELD', "Unable to parse 'shape'");
   return v.map((d: unknown) => {
     const n = typeof d === 'bigint' ? Number(d) : d;
     if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) {
-      throw new ProtocolError('INVALID_FIELD', `invalid dimension ${String(d)} in 'shape' of ${where}`);
+      throw new ProtocolError('INVALID_FIELD', "Unable to parse 'shape'");
     }
     return n;
   });
 }
 
-/** Reads a non-negative integer parameter (e.g. `binary_data_size`). */
-export function readSize(value: unknown, name: string, where: string): number {
+/** Reads a non-negative integer parameter ("Unable to parse 'binary_data_size'" otherwise). */
+export function readSize(value: unknown, name: string): number {
   const n = typeof value === 'bigint' ? Number(value) : value;
   if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) {
-    throw new ProtocolError('INVALID_FIELD', `invalid '${name}' ${String(value)} for ${where}`);
+    throw new ProtocolError('INVALID_FIELD', `Unable to parse '${name}'`);
   }
   return n;
 }
@@ -129,11 +128,11 @@ export function readSharedMemory(params: Parameters, where: string): SharedMemor
       `${where} must specify both 'shared_memory_region' and 'shared_memory_byte_size'`,
     );
   }
-  const size = readSize(byteSize, 'shared_memory_byte_size', where);
+  const size = readSize(byteSize, 'shared_memory_byte_size');
   const offset = params.shared_memory_offset;
   return offset === undefined
     ? { region, byteSize: size }
-    : { region, byteSize: size, offset: readSize(offset, 'shared_memory_offset', where) };
+    : { region, byteSize: size, offset: readSize(offset, 'shared_memory_offset') };
 }
 
 /** Writes shared-memory parameters the way the Python client does (offset only when not 0). */

@@ -79,7 +79,7 @@ describe('encodeInferRequest', () => {
       failure(() =>
         encodeInferRequest([{ name: 'H', datatype: 'FP16', shape: [1], data: [1], binaryData: false }]),
       ).message,
-    ).toBe('sending FP16 data via JSON is not supported');
+    ).toBe('receiving FP16 data via JSON is not supported. Please use the binary data format for input H');
     expect(
       failure(() => encodeInferRequest([{ name: 'A', datatype: 'FP32', shape: [3], data: [1] }])).code,
     ).toBe('ELEMENT_COUNT_MISMATCH');
@@ -113,6 +113,43 @@ describe('decodeInferRequest', () => {
     );
   });
 
+  it('words size and header errors like Triton, naming the model', () => {
+    const short = simpleBody.subarray(0, simpleBody.length - 3);
+    expect(failure(() => decodeInferRequest(short, simpleLength, { modelName: 'simple' })).message).toBe(
+      "unexpected size for input 'A', expecting 3 additional bytes for model 'simple'",
+    );
+    expect(
+      failure(() =>
+        decodeInferRequest(new Uint8Array([...simpleBody, 0]), simpleLength, { modelName: 'simple' }),
+      ).message,
+    ).toBe("unexpected additional input data for model 'simple'");
+    expect(failure(() => decodeInferRequest(simpleBody, '-1')).message).toBe(
+      `inference header size should be in range (0, ${simpleBody.length}), got: -1`,
+    );
+    expect(failure(() => decodeInferRequest(simpleBody, 'abc')).message).toBe(
+      'Unable to parse Inference-Header-Content-Length, got: abc',
+    );
+    expect(failure(() => decodeInferRequest(utf8(simpleHeader))).message).toContain(
+      "must specify valid 'Infer-Header-Content-Length'",
+    );
+    expect(failure(() => decodeInferRequest(utf8('{"inputs":'))).message).toMatch(
+      /^failed to parse the request JSON buffer: /,
+    );
+    expect(
+      failure(() =>
+        decodeInferRequest(utf8('{"inputs":[{"name":"A","shape":[2],"datatype":"FP32","data":[1]}]}')),
+      ).message,
+    ).toBe("Unable to parse 'data': Shape does not match true shape of 'data' field");
+    expect(failure(() => decodeInferRequest(utf8('{"outputs":[]}'))).message).toBe(
+      "Unable to parse 'inputs'",
+    );
+    expect(
+      failure(() =>
+        decodeInferRequest(utf8('{"inputs":[{"name":"A","shape":[1],"datatype":"FP128","data":[1]}]}')),
+      ).message,
+    ).toBe('invalid datatype for input A');
+  });
+
   it('rejects malformed JSON, unknown datatypes, shape/data mismatch and duplicate outputs', () => {
     expect(failure(() => decodeInferRequest(utf8('{"inputs":'))).code).toBe('MALFORMED_JSON');
     expect(
@@ -129,7 +166,7 @@ describe('decodeInferRequest', () => {
       failure(() =>
         decodeInferRequest(utf8('{"inputs":[{"name":"A","shape":[1],"datatype":"FP16","data":[1]}]}')),
       ).message,
-    ).toBe('sending FP16 data via JSON is not supported');
+    ).toBe('receiving FP16 data via JSON is not supported. Please use the binary data format for input A');
     expect(
       failure(() =>
         decodeInferRequest(
@@ -198,7 +235,7 @@ describe('response codec', () => {
     expect(dec.outputs[2]?.data).toBeUndefined();
   });
 
-  it('refuses FP16 JSON outputs on the server side with the receiving wording', () => {
+  it('refuses FP16 JSON outputs on the server side with the sending wording', () => {
     const message = failure(() =>
       encodeInferResponse({
         modelName: 'm',
@@ -208,7 +245,9 @@ describe('response codec', () => {
         ],
       }),
     ).message;
-    expect(message).toBe('receiving FP16 data via JSON is not supported');
+    expect(message).toBe(
+      'sending FP16 data via JSON is not supported. Please use the binary data format for output',
+    );
   });
 
   it('rejects a response whose binary sizes overrun the body', () => {

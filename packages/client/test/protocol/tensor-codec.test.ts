@@ -111,11 +111,11 @@ describe('JSON tensor data', () => {
   });
 
   it('refuses FP16 and BF16 with Triton wording in both directions', () => {
-    expect(() => tensorDataToJson('FP16', new Uint16Array(1))).toThrow(
-      'sending FP16 data via JSON is not supported',
+    expect(() => tensorDataToJson('FP16', new Uint16Array(1), 'input', 'x')).toThrow(
+      'receiving FP16 data via JSON is not supported. Please use the binary data format for input x',
     );
-    expect(() => tensorDataFromJson('BF16', [1], 1, 'x', 'receiving')).toThrow(
-      'receiving BF16 data via JSON is not supported',
+    expect(() => tensorDataFromJson('BF16', [1], 1, 'y', 'output')).toThrow(
+      'sending BF16 data via JSON is not supported. Please use the binary data format for output',
     );
   });
 
