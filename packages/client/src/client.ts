@@ -145,10 +145,14 @@ export class TritonClient {
     const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
     const controller = new AbortController();
     let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort(new TritonTimeoutError(timeoutMs));
-    }, timeoutMs);
+    // 0 or Infinity: no deadline (the Python client's `None`).
+    const timer =
+      timeoutMs > 0 && Number.isFinite(timeoutMs)
+        ? setTimeout(() => {
+            timedOut = true;
+            controller.abort(new TritonTimeoutError(timeoutMs));
+          }, timeoutMs)
+        : undefined;
     const onUserAbort = (): void => controller.abort(new TritonAbortError({ cause: userSignal?.reason }));
     userSignal?.addEventListener('abort', onUserAbort, { once: true });
     const ctx: TransportContext = {

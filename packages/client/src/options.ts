@@ -17,7 +17,7 @@ export type QueryParams = Record<string, string | number | boolean | readonly (s
 export interface CallOptions {
   /** Aborts the call; a user abort is never retried and throws `TritonAbortError`. */
   readonly signal?: AbortSignal;
-  /** Deadline for the whole call including retries (default: the client's `timeoutMs`). */
+  /** Deadline for the whole call including retries (default: the client's `timeoutMs`; 0 or Infinity: none). */
   readonly timeoutMs?: number;
   /** Extra headers (merged over the client's default headers). */
   readonly headers?: Record<string, string>;
@@ -38,7 +38,7 @@ export interface ClientOptions {
   readonly transport?: Transport;
   /** Use https for a `host:port` url. */
   readonly ssl?: boolean;
-  /** Default deadline per call in milliseconds (default 60000, like the Python client). */
+  /** Default deadline per call in milliseconds (default 60000, like the Python client; 0 or Infinity: none). */
   readonly timeoutMs?: number;
   /** Default retries for idempotent calls on connection errors and 503 (default 2). */
   readonly maxRetries?: number;

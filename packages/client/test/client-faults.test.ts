@@ -11,7 +11,7 @@ import {
   TritonTimeoutError,
   type Logger,
 } from '../src/index.js';
-import { hang, reply, reset, startFaultServer, type FaultServer } from './fault-server.js';
+import { hang, reply, reset, startFaultServer, type FaultHandler, type FaultServer } from './fault-server.js';
 
 let server: FaultServer | undefined;
 let client: TritonClient | undefined;
@@ -34,6 +34,19 @@ describe('timeouts and aborts', () => {
     expect((error as TritonTimeoutError).code).toBe('TIMEOUT');
     expect((error as TritonTimeoutError).cause).toBeDefined();
     expect(Date.now() - started).toBeLessThan(2000);
+  });
+
+  it('sets no deadline for timeoutMs 0 or Infinity', async () => {
+    const slow: FaultHandler = (_req, res) => {
+      setTimeout(() => res.end(), 30);
+    };
+    server = await startFaultServer(slow);
+    for (const timeoutMs of [0, Infinity]) {
+      client = new TritonClient({ url: server.url, timeoutMs, maxRetries: 0 });
+      expect(await client.isServerLive()).toBe(true);
+      await client.close();
+    }
+    client = undefined;
   });
 
   it('throws TritonAbortError when the caller aborts, and does not retry', async () => {
