@@ -166,7 +166,9 @@ async function handleInfer(
   const body = await decompressRequestBody(raw, encoding, options.maxInputSize);
   let decoded: DecodedInferRequest | RawInferRequest;
   try {
-    decoded = decodeInferRequest(body, req.headers[INFERENCE_HEADER_CONTENT_LENGTH] ?? null);
+    decoded = decodeInferRequest(body, req.headers[INFERENCE_HEADER_CONTENT_LENGTH] ?? null, {
+      modelName: route.name,
+    });
   } catch (error) {
     throw toServerError(error);
   }

@@ -130,7 +130,7 @@ describe('malformed bodies and headers', () => {
     const r = await post(url, '/v2/models/identity_fp16/infer', body, {
       'Inference-Header-Content-Length': String(headerLength),
     });
-    expect(expectError(r, 400)).toBe('receiving FP16 data via JSON is not supported');
+    expect(expectError(r, 400)).toMatch(/^sending FP16 data via JSON is not supported/);
   });
 
   it('answers an unknown datatype with 400', async () => {
@@ -318,10 +318,19 @@ describe('routing and other endpoints', () => {
     expectError(await post(url, '/v2/systemsharedmemory/region/x/register', '{"key":5}'), 400);
   });
 
-  it('cancels a request whose client went away and keeps serving', async () => {
+  it('cancels a queued request whose client went away, without running it, and keeps serving', async () => {
+    type Stats = {
+      model_stats: { inference_stats: { success: { count: number }; fail: { count: number } } }[];
+    };
+    const stats = async () =>
+      ((await get(url, '/v2/models/slow_identity/stats')).json as Stats).model_stats[0]?.inference_stats;
+    const before = await stats();
     const header = JSON.stringify({
       inputs: [{ name: 'INPUT0', shape: [1, 1], datatype: 'FP32', data: [1] }],
     });
+    // A occupies the single instance for 50 ms; B waits in the queue, then its client disconnects.
+    const a = post(url, '/v2/models/slow_identity/infer', header);
+    await new Promise((r) => setTimeout(r, 10));
     const { hostname, port } = new URL(url);
     await new Promise<void>((resolve, reject) => {
       const socket = connect(Number(port), hostname, () => {
@@ -331,10 +340,15 @@ describe('routing and other endpoints', () => {
         setTimeout(() => {
           socket.destroy();
           resolve();
-        }, 5);
+        }, 10);
       });
       socket.on('error', reject);
     });
+    expect((await a).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 120));
+    const after = await stats();
+    expect(after?.success.count).toBe((before?.success.count ?? 0) + 1);
+    expect(after?.fail.count).toBe((before?.fail.count ?? 0) + 1);
     const r = await post(url, '/v2/models/slow_identity/infer', header);
     expect(r.status).toBe(200);
   });
