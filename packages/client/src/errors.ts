@@ -117,3 +117,34 @@ export function protocolFailure(error: unknown): TritonError {
   const message = error instanceof Error ? error.message : String(error);
   return new TritonProtocolError(message, { cause: error });
 }
+
+/**
+ * gRPC status codes (numbers) → the HTTP status Triton uses for the same failure, so one
+ * `TritonServerError.status` (and one retry rule: 503) serves both transports. Triton maps
+ * INTERNAL→500, NOT_FOUND→404, UNAVAILABLE→503, UNSUPPORTED/UNIMPLEMENTED→501, and
+ * UNKNOWN, INVALID_ARGUMENT, ALREADY_EXISTS, CANCELLED→400.
+ */
+export const GRPC_STATUS_TO_HTTP: Readonly<Record<number, number>> = {
+  0: 200, // OK
+  1: 400, // CANCELLED
+  2: 400, // UNKNOWN
+  3: 400, // INVALID_ARGUMENT
+  4: 504, // DEADLINE_EXCEEDED
+  5: 404, // NOT_FOUND
+  6: 400, // ALREADY_EXISTS
+  7: 403, // PERMISSION_DENIED
+  8: 429, // RESOURCE_EXHAUSTED
+  9: 400, // FAILED_PRECONDITION
+  10: 409, // ABORTED
+  11: 400, // OUT_OF_RANGE
+  12: 501, // UNIMPLEMENTED
+  13: 500, // INTERNAL
+  14: 503, // UNAVAILABLE
+  15: 500, // DATA_LOSS
+  16: 401, // UNAUTHENTICATED
+};
+
+/** The HTTP status equivalent of a gRPC status code (500 for unknown codes). */
+export function httpStatusForGrpcCode(code: number): number {
+  return GRPC_STATUS_TO_HTTP[code] ?? 500;
+}

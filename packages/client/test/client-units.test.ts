@@ -10,6 +10,7 @@ import {
   TritonInvalidArgumentError,
   TritonProtocolError,
   compressBody,
+  httpStatusForGrpcCode,
 } from '../src/index.js';
 import { parseServerUrl } from '../src/http/index.js';
 
@@ -143,5 +144,12 @@ describe('body helpers for custom HTTP stacks', () => {
         parameters: { triton_x: 1 },
       }),
     ).toThrow(TritonInvalidArgumentError);
+  });
+});
+
+describe('one status table for both transports', () => {
+  it('maps gRPC codes to the HTTP statuses Triton uses, so 503 retries apply to UNAVAILABLE', () => {
+    expect([3, 5, 12, 13, 14].map(httpStatusForGrpcCode)).toEqual([400, 404, 501, 500, 503]);
+    expect(httpStatusForGrpcCode(99)).toBe(500);
   });
 });
