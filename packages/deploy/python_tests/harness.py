@@ -76,8 +76,9 @@ def load_model_module():
     return module
 
 
-def real_config():
-    with open(os.path.join(MODEL_DIR, "config.pbtxt"), encoding="utf-8") as handle:
+def real_config(name="config.pbtxt"):
+    """The shipped config (or configs/gpu.pbtxt) in the JSON shape Triton hands the model."""
+    with open(os.path.join(MODEL_DIR, name), encoding="utf-8") as handle:
         return parse_pbtxt(handle.read())
 
 

@@ -56,6 +56,13 @@ class InitializeTest(ModelTestCase):
         )
         self.assertTrue(any("GPU 1" in line for _, line in pb_utils.Logger.lines))
 
+    def test_the_gpu_config_loads_with_cuda_first(self):
+        self.start(config=h.real_config("configs/gpu.pbtxt"), kind="GPU", device_id="0")
+        self.assertEqual(
+            ort_stand_in.SESSIONS[0].requested_providers,
+            [("CUDAExecutionProvider", {"device_id": 0}), "CPUExecutionProvider"],
+        )
+
     def test_labels_come_from_the_labels_file_in_class_order(self):
         model = self.start()
         self.assertEqual(model.labels, h.LABELS)
@@ -331,6 +338,13 @@ class ConfigTest(unittest.TestCase):
             {o["name"]: (o["data_type"], o["dims"]) for o in config["output"]},
             {"FOOD_LABEL": ("TYPE_STRING", [1]), "PROBABILITY": ("TYPE_FP32", [1])},
         )
+
+    def test_the_gpu_variant_differs_only_in_running_one_instance_per_gpu(self):
+        default, gpu = h.real_config(), h.real_config("configs/gpu.pbtxt")
+        self.assertEqual(default["instance_group"], [{"count": 1, "kind": "KIND_AUTO"}])
+        self.assertEqual(gpu["instance_group"], [{"count": 1, "kind": "KIND_GPU"}])
+        del default["instance_group"], gpu["instance_group"]
+        self.assertEqual(gpu, default)
 
     def test_the_shipped_parameters_match_the_defaults_in_model_py(self):
         module = h.load_model_module()

@@ -31,7 +31,8 @@ describe('models_staging/food_classifier', () => {
   });
 
   for (const config of ['config.pbtxt', 'configs/gpu.pbtxt']) {
-    it(`preprocesses with the same parameters as food_classifier_onnx/${config}`, () => {
+    it(`${config}: preprocesses with the same parameters as food_classifier_onnx/${config}`, () => {
+      const pythonParams = pbtxtParameters(read(`models_staging/food_classifier/${config}`));
       const onnx = pbtxtParameters(read(`models_staging/food_classifier_onnx/${config}`));
       const preprocessing = (params: Record<string, string>): Record<string, string> =>
         Object.fromEntries(Object.entries(params).filter(([key]) => key.startsWith('preprocess_')));
