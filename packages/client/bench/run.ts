@@ -2,16 +2,16 @@
  * `npm run bench`: in one run,
  *  1. binary vs JSON encode+decode of one [1,3,224,224] FP32 request and its [1,11] FP32 response
  *     (client encode → server decode → server encode → client decode, all with the shared codec);
- *  2. client round trips per second against the embedded server (in this process, 127.0.0.1,
- *     port 0) on the tiny `simple` model at concurrency 1 and 16.
+ *  2. client round trips per second against the embedded server (in a worker thread of this
+ *     process, so client and server each have an event loop; 127.0.0.1, port 0) on the tiny
+ *     `simple` model at concurrency 1 and 16.
  * The embedded server is imported from the workspace (`@tritonserver-ts/server`, built by turbo
  * before the bench); it is not a dependency of the client package.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { tmpdir } from 'node:os';
+import { Worker } from 'node:worker_threads';
 import { join } from 'node:path';
 import {
   TritonClient,
@@ -23,18 +23,22 @@ import {
   type DecodedInferRequest,
 } from '../src/index.js';
 
-/** The slice of `@tritonserver-ts/server` the bench uses. */
-interface EmbeddedServerModule {
-  startServer: (options: {
-    modelRepositories: string[];
-    httpPort: number;
-    logSink: (line: string) => void;
-  }) => Promise<{ url: string; close(): Promise<boolean> }>;
-}
-
-/** The slice of `@tritonserver-ts/server/testing` the bench uses. */
-interface EmbeddedTestingModule {
-  writeTestModelRepository: (dir: string, options: { only: string[] }) => Promise<unknown>;
+/** Starts the embedded server in a worker thread (its own event loop) and returns its URL. */
+async function startServerThread(only: string[]): Promise<{ url: string; close(): Promise<void> }> {
+  const worker = new Worker(new URL('./server-worker.mjs', import.meta.url), { workerData: { only } });
+  const url = await new Promise<string>((resolve, reject) => {
+    worker.once('error', reject);
+    worker.once('message', (m: { url: string }) => resolve(m.url));
+  });
+  return {
+    url,
+    close: async () => {
+      const closed = new Promise<void>((resolve) => worker.once('message', () => resolve()));
+      worker.postMessage('close');
+      await closed;
+      await worker.terminate();
+    },
+  };
 }
 
 /** Builds the embedded server (and what it depends on) when its dist is missing, e.g. on a fresh clone. */
@@ -142,19 +146,10 @@ async function main(): Promise<void> {
   const json = timeIt(() => codecRoundTrip(image, probs, false), 3000, 10);
   const ratio = json.medianMs / binary.medianMs;
 
-  let server: { url: string; close(): Promise<boolean> } | undefined;
-  let repo: string | undefined;
   const rows: string[] = [];
+  ensureServerBuilt();
+  const server = await startServerThread(['simple']);
   try {
-    // Imported by name at run time: the server depends on the client, not the other way round.
-    const serverModule = '@tritonserver-ts/server';
-    const testingModule = '@tritonserver-ts/server/testing';
-    ensureServerBuilt();
-    const { startServer } = (await import(serverModule)) as EmbeddedServerModule;
-    const { writeTestModelRepository } = (await import(testingModule)) as EmbeddedTestingModule;
-    repo = await mkdtemp(join(tmpdir(), 'client-bench-'));
-    await writeTestModelRepository(repo, { only: ['simple'] });
-    server = await startServer({ modelRepositories: [repo], httpPort: 0, logSink: () => undefined });
     const client = new TritonClient({ url: server.url });
     for (const concurrency of [1, 16]) {
       const r = await roundTrips(client, concurrency, 3000);
@@ -164,8 +159,7 @@ async function main(): Promise<void> {
     }
     await client.close();
   } finally {
-    await server?.close();
-    if (repo !== undefined) await rm(repo, { recursive: true, force: true });
+    await server.close();
   }
 
   console.log(`\n@tritonserver-ts/client benchmark (Node ${process.version}, ${new Date().toISOString()})\n`);
