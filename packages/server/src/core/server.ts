@@ -91,7 +91,7 @@ export class InferenceServer {
   /** System shared-memory regions. */
   readonly systemSharedMemory: SystemSharedMemoryManager;
   /** CUDA shared memory (unsupported here: no GPU). */
-  readonly cudaSharedMemory = new CudaSharedMemoryManager();
+  readonly cudaSharedMemory: CudaSharedMemoryManager;
   /** The model lifecycle manager. */
   readonly models: ModelManager;
   readonly #strictReadiness: boolean;
@@ -102,6 +102,7 @@ export class InferenceServer {
     this.logger = new Logger(options.log ?? {}, options.logSink);
     this.#strictReadiness = options.strictReadiness ?? true;
     this.systemSharedMemory = new SystemSharedMemoryManager(options.sharedMemoryDir);
+    this.cudaSharedMemory = new CudaSharedMemoryManager(this.systemSharedMemory);
     const resolveOptions: ResolveModelOptions = {
       ...(options.modelConfigName !== undefined ? { modelConfigName: options.modelConfigName } : {}),
       ...(options.gpuFallback !== undefined ? { gpuFallback: options.gpuFallback } : {}),

@@ -60,6 +60,11 @@ export class SystemSharedMemoryManager {
     if (this.#regions.has(name)) {
       throw new ServerError('ALREADY_EXISTS', `shared memory region '${name}' already in manager`);
     }
+    if ([...this.#regions.values()].some((r) => r.key === key)) {
+      throw invalidArg(
+        `registering an active shared memory key, "${key}", under a different name is not currently supported`,
+      );
+    }
     const file = key.replace(/^\/+/, '');
     if (file === '' || file.includes('/') || file === '.' || file === '..') {
       throw invalidArg(`Unable to open shared memory region: '${key}'`);
@@ -73,9 +78,7 @@ export class SystemSharedMemoryManager {
     const fileSize = fstatSync(fd).size;
     if (off + size > fileSize) {
       closeSync(fd);
-      throw invalidArg(
-        `failed to register shared memory region '${name}': offset ${off} + byte_size ${size} exceeds the ${fileSize}-byte object '${key}'`,
-      );
+      throw invalidArg(`failed to register shared memory region '${name}': invalid args`);
     }
     this.#regions.set(name, { name, key, offset: off, byte_size: size, fd });
   }
@@ -107,11 +110,16 @@ export class SystemSharedMemoryManager {
 
   #locate(ref: SharedMemoryRef): Region {
     const region = this.#regions.get(ref.region);
-    if (region === undefined) throw invalidArg(`Unable to find shared memory region: '${ref.region}'`);
+    if (region === undefined) throw notFound(`Unable to find shared memory region: '${ref.region}'`);
     if (ref.offset < 0 || ref.byteSize < 0 || ref.offset + ref.byteSize > region.byte_size) {
       throw invalidArg(`Invalid offset + byte size for shared memory region: '${ref.region}'`);
     }
     return region;
+  }
+
+  /** Whether a region named `name` is registered. */
+  has(name: string): boolean {
+    return this.#regions.has(name);
   }
 
   /** Validates a reference without reading it. */
@@ -154,15 +162,27 @@ export class SystemSharedMemoryManager {
 
 /** CUDA shared memory on a host without CUDA: status is empty, unregister is a no-op, register fails. */
 export class CudaSharedMemoryManager {
+  readonly #system: SystemSharedMemoryManager | undefined;
+
+  /** @param system - the system regions (one namespace, as in Triton), for status messages. */
+  constructor(system?: SystemSharedMemoryManager) {
+    this.#system = system;
+  }
+
   /** Always fails: no GPU / CUDA runtime is available to this server. */
   register(name: string, _body: unknown): never {
     throw unsupported(`failed to register CUDA shared memory region: '${name}', GPUs not supported`);
   }
 
-  /** No region can exist: empty list for all, NOT_FOUND for a named region. */
+  /** No region can exist: empty list for all, NOT_FOUND (Triton's texts) for a named region. */
   status(name?: string): never[] {
-    if (name !== undefined) throw notFound(`Unable to find cuda shared memory region: '${name}'`);
-    return [];
+    if (name === undefined) return [];
+    if (this.#system?.has(name) === true) {
+      throw notFound(
+        `The region named '${name}' is registered as system shared memory, not CUDA shared memory`,
+      );
+    }
+    throw notFound(`Unable to find system shared memory region: '${name}'`);
   }
 
   /** Nothing to unregister. */

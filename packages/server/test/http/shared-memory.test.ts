@@ -9,6 +9,7 @@ import { get, post, startTestServer, type TestServer } from '../helpers/server.j
 let srv: TestServer;
 const key = `/tritonserver-ts-test-${process.pid}`;
 const file = `/dev/shm${key}`;
+const key2 = `${key}-small`;
 
 beforeAll(async () => {
   srv = await startTestServer({ only: ['simple'] });
@@ -19,11 +20,13 @@ beforeAll(async () => {
     region.writeInt32LE(100, 16 + 64 + i * 4);
   }
   writeFileSync(file, region);
+  writeFileSync(`/dev/shm${key2}`, Buffer.alloc(64));
 });
 
 afterAll(async () => {
   await srv.close();
   rmSync(file, { force: true });
+  rmSync(`/dev/shm${key2}`, { force: true });
 });
 
 describe('system shared memory', () => {
@@ -102,6 +105,7 @@ describe('system shared memory', () => {
       { binaryData: false },
     );
     const u = await post(srv.url, '/v2/models/simple/infer', unknown.body);
+    expect(u.status).toBe(404);
     expect(u.json).toEqual({ error: "Unable to find shared memory region: 'nope'" });
   });
 
@@ -109,9 +113,24 @@ describe('system shared memory', () => {
     const past = await post(
       srv.url,
       '/v2/systemsharedmemory/region/big/register',
-      JSON.stringify({ key, offset: 0, byte_size: 4096 }),
+      JSON.stringify({ key: key2, offset: 32, byte_size: 64 }),
     );
     expect(past.status).toBe(400);
+    expect(past.json).toEqual({ error: "failed to register shared memory region 'big': invalid args" });
+    const sameKey = await post(
+      srv.url,
+      '/v2/systemsharedmemory/region/other/register',
+      JSON.stringify({ key, offset: 0, byte_size: 8 }),
+    );
+    expect(sameKey.status).toBe(400);
+    expect((sameKey.json as { error: string }).error).toBe(
+      `registering an active shared memory key, "${key}", under a different name is not currently supported`,
+    );
+    const cuda = await get(srv.url, '/v2/cudasharedmemory/region/data/status');
+    expect(cuda.status).toBe(404);
+    expect(cuda.json).toEqual({
+      error: "The region named 'data' is registered as system shared memory, not CUDA shared memory",
+    });
     const missing = await post(
       srv.url,
       '/v2/systemsharedmemory/region/m/register',
