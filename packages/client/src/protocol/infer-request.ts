@@ -187,8 +187,9 @@ export function encodeInferRequest(
     parameters.sequence_start = options.sequenceStart ?? false;
     parameters.sequence_end = options.sequenceEnd ?? false;
   }
-  if (options.priority !== undefined && BigInt(options.priority) !== 0n)
+  if (options.priority !== undefined && options.priority !== 0 && options.priority !== 0n) {
     parameters.priority = options.priority;
+  }
   if (options.timeout !== undefined) parameters.timeout = options.timeout;
 
   const tail: Uint8Array[] = [];

@@ -139,7 +139,8 @@ export function readSharedMemory(params: Parameters, where: string): SharedMemor
 export function writeSharedMemory(params: Parameters, shm: SharedMemoryRef): void {
   params.shared_memory_region = shm.region;
   params.shared_memory_byte_size = shm.byteSize;
-  if (shm.offset !== undefined && BigInt(shm.offset) !== 0n) params.shared_memory_offset = shm.offset;
+  if (shm.offset !== undefined && shm.offset !== 0 && shm.offset !== 0n)
+    params.shared_memory_offset = shm.offset;
 }
 
 /** Concatenates byte chunks into one buffer. */
