@@ -529,7 +529,13 @@ export class ModelManager {
       }
       for (const v of [...record.versions.values()].sort((a, b) => a.version - b.version)) {
         if (readyOnly && v.state !== 'READY') continue;
-        out.push({ name, version: String(v.version), state: v.state, reason: v.reason });
+        // Triton writes `reason` only when there is one (e.g. READY rows have none).
+        out.push({
+          name,
+          version: String(v.version),
+          state: v.state,
+          ...(v.reason !== '' ? { reason: v.reason } : {}),
+        });
       }
     }
     return out;

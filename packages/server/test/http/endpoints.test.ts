@@ -147,7 +147,6 @@ describe('health and metadata endpoints', () => {
       name: 'simple',
       version: '1',
       state: 'READY',
-      reason: '',
     });
     const py = index.find((e) => e.name === 'python_model');
     expect(py?.state).toBe('UNAVAILABLE');
