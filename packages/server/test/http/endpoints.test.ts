@@ -361,6 +361,39 @@ describe('inference', () => {
   });
 });
 
+describe('concurrency', () => {
+  it('answers 96 concurrent requests of mixed models and sizes, each with its own result', async () => {
+    const jobs = Array.from({ length: 96 }, async (_, i) => {
+      if (i % 3 === 0) {
+        const batch = 1 + (i % 4);
+        const a = Array.from({ length: batch * 16 }, (_, k) => i * 1000 + k);
+        const r = await infer(url, 'simple', simpleInputs(a, Array<number>(batch * 16).fill(i), batch));
+        const out = r.decoded?.outputs.find((o) => o.name === 'OUTPUT0');
+        expect(out?.shape).toEqual([batch, 16]);
+        expect(Array.from(out?.data as Int32Array)).toEqual(a.map((v) => v + i));
+      } else if (i % 3 === 1) {
+        const words = Array.from({ length: 1 + (i % 5) }, (_, k) => `req${i}-${k}`);
+        const r = await infer(url, 'identity_string', [
+          { name: 'INPUT0', datatype: 'BYTES', shape: [1, words.length], data: words },
+        ]);
+        expect(bytesToStrings(r.decoded?.outputs[0]?.data as Uint8Array[])).toEqual(words);
+      } else {
+        const values = Array.from({ length: 1 + (i % 7) }, (_, k) => i + k / 8);
+        const r = await infer(
+          url,
+          'identity_fp32',
+          [{ name: 'INPUT0', datatype: 'FP32', shape: [1, values.length], data: Float32Array.from(values) }],
+          {
+            binaryDataOutput: i % 2 === 0,
+          },
+        );
+        expect(Array.from(r.decoded?.outputs[0]?.data as Float32Array)).toEqual(values);
+      }
+    });
+    await Promise.all(jobs);
+  });
+});
+
 describe('connections', () => {
   it('serves sequential requests of every kind over one keep-alive connection', async () => {
     const { Agent, request } = await import('node:http');
