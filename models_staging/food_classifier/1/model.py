@@ -28,6 +28,7 @@ import json
 import math
 import os
 import re
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
@@ -43,6 +44,7 @@ DEFAULT_PARAMETERS = {
     "onnx_model_path": "../food_classifier_onnx/1/model.onnx",
     "labels_path": "../food_classifier_onnx/labels.txt",
     "max_image_pixels": "40000000",
+    "decode_threads": "1",
     "preprocess_resize": "squash",
     "preprocess_size": "224",
     "preprocess_mean": "0.485,0.456,0.406",
@@ -232,6 +234,8 @@ class TritonPythonModel:
         self.model_config = json.loads(args["model_config"])
         parameters = read_parameters(self.model_config)
         self.preprocess = Preprocessor(parameters)
+        threads = int(parameters["decode_threads"])
+        self.pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="decode") if threads > 1 else None
 
         # args["model_repository"] is this model's directory (…/food_classifier).
         model_dir = args.get("model_repository") or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -287,34 +291,48 @@ class TritonPythonModel:
             f"with providers {self.session.get_providers()}",
         )
 
-    def _rows_of(self, request):
-        """The preprocessed rows of one request and the shape its outputs must have."""
-        tensor = pb_utils.get_input_tensor_by_name(request, INPUT_NAME)
-        if tensor is None:
-            raise RowError(f"request has no input tensor named {INPUT_NAME}")
-        elements = tensor.as_numpy()
-        out_shape = elements.shape
-        rows = []
-        for index, element in enumerate(elements.reshape(-1)):
-            try:
-                rows.append(self.preprocess(decode_base64(element)))
-            except RowError as exc:
-                raise RowError(f"{INPUT_NAME} row {index} {exc}") from None
-        return rows, out_shape
+    def _prepare(self, element):
+        """One INPUT_IMAGE element -> its model input row, or the RowError that explains why not."""
+        try:
+            return self.preprocess(decode_base64(element))
+        except RowError as exc:
+            return exc
 
     def execute(self, requests):
         responses = [None] * len(requests)
+        # Collect every row of every request, so decoding can run on all of them at once.
+        elements = []
+        spans = []  # per request: (first element, element count, output shape) or a RowError
+        for request in requests:
+            tensor = pb_utils.get_input_tensor_by_name(request, INPUT_NAME)
+            if tensor is None:
+                spans.append(RowError(f"request has no input tensor named {INPUT_NAME}"))
+                continue
+            array = tensor.as_numpy()
+            spans.append((len(elements), array.size, array.shape))
+            elements.extend(array.reshape(-1))
+        # Pillow releases the GIL while it decodes and resizes, so threads decode rows in parallel.
+        if self.pool is not None and len(elements) > 1:
+            prepared = list(self.pool.map(self._prepare, elements))
+        else:
+            prepared = [self._prepare(element) for element in elements]
+
         accepted = []  # (request index, first row in the batch, row count, output shape)
         batch = []
-        for position, request in enumerate(requests):
-            try:
-                rows, out_shape = self._rows_of(request)
-            except RowError as exc:
+        for position, span in enumerate(spans):
+            if isinstance(span, RowError):
+                error = str(span)
+            else:
+                first, count, out_shape = span
+                rows = prepared[first : first + count]
+                bad = next(((i, r) for i, r in enumerate(rows) if isinstance(r, RowError)), None)
+                error = f"{INPUT_NAME} row {bad[0]} {bad[1]}" if bad is not None else None
+            if error is not None:
                 responses[position] = pb_utils.InferenceResponse(
-                    output_tensors=[], error=pb_utils.TritonError(f"food_classifier: {exc}")
+                    output_tensors=[], error=pb_utils.TritonError(f"food_classifier: {error}")
                 )
                 continue
-            accepted.append((position, len(batch), len(rows), out_shape))
+            accepted.append((position, len(batch), count, out_shape))
             batch.extend(rows)
 
         if batch:
@@ -357,4 +375,6 @@ class TritonPythonModel:
         return responses
 
     def finalize(self):
+        if self.pool is not None:
+            self.pool.shutdown(wait=True)
         self.session = None

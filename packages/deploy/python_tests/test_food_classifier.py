@@ -164,6 +164,22 @@ class BatchingTest(ModelTestCase):
         self.assertEqual(outputs(responses[1])[0].shape, (1, 1))
         self.assertEqual(ort_stand_in.RUNS[0]["feed"].shape[0], 1)
 
+    def test_threaded_decoding_gives_the_same_batch_as_serial_decoding(self):
+        photos = [h.read_bytes(path) for path in h.photo_paths(8, step=53)]
+        requests = [h.request(h.b64(photos[0]), h.b64(photos[1]))] + [h.request(h.b64(p)) for p in photos[2:]]
+        feeds = {}
+        for threads in ("1", "4"):
+            config = h.real_config()
+            config["parameters"]["decode_threads"] = {"string_value": threads}
+            model = self.start(config=config)
+            self.assertEqual(model.pool is None, threads == "1")
+            labels = [outputs(r)[0].reshape(-1).tolist() for r in model.execute(requests)]
+            feeds[threads] = (ort_stand_in.RUNS[-1]["feed"], labels)
+            model.finalize()
+        np.testing.assert_array_equal(feeds["1"][0], feeds["4"][0])
+        self.assertEqual(feeds["1"][1], feeds["4"][1])
+        self.assertEqual(feeds["4"][0].shape[0], 8)
+
     def test_preprocessing_parameters_are_read_from_the_config(self):
         config = h.real_config()
         config["parameters"]["preprocess_size"] = {"string_value": "96"}
@@ -205,7 +221,9 @@ class BatchingTest(ModelTestCase):
 
 class BadInputTest(ModelTestCase):
     def test_bad_requests_fail_alone_with_clear_messages_and_the_rest_succeed(self):
-        model = self.start()
+        config = h.real_config()
+        config["parameters"]["decode_threads"] = {"string_value": "3"}  # the threaded path
+        model = self.start(config=config)
         good = [h.read_bytes(path) for path in h.photo_paths(2)]
         truncated = good[0][: len(good[0]) // 3]
         requests = [
