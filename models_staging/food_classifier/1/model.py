@@ -297,6 +297,8 @@ class TritonPythonModel:
             return self.preprocess(decode_base64(element))
         except RowError as exc:
             return exc
+        except Exception as exc:  # a decoder bug on a hostile file must not fail the other requests
+            return RowError(f"could not be decoded ({type(exc).__name__}: {exc})")
 
     def execute(self, requests):
         responses = [None] * len(requests)

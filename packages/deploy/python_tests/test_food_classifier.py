@@ -264,6 +264,56 @@ class BadInputTest(ModelTestCase):
         self.assertFalse(responses[1].has_error())
         self.assertEqual(ort_stand_in.RUNS[0]["feed"].shape[0], 1)
 
+    def test_an_unexpected_decoder_exception_fails_only_its_request(self):
+        model = self.start()
+        photos = [h.read_bytes(path) for path in h.photo_paths(2)]
+        hostile = h.b64(b"hostile")
+        real_preprocess = model.preprocess
+
+        def preprocess(data):
+            if data == b"hostile":
+                raise ZeroDivisionError("division by zero in a decoder")
+            return real_preprocess(data)
+
+        model.preprocess = preprocess
+        responses = model.execute([h.request(h.b64(photos[0])), h.request(hostile), h.request(h.b64(photos[1]))])
+        self.assertFalse(responses[0].has_error())
+        self.assertFalse(responses[2].has_error())
+        self.assertIn(
+            "INPUT_IMAGE row 0 could not be decoded (ZeroDivisionError: division by zero in a decoder)",
+            responses[1].error().message(),
+        )
+        self.assertEqual(ort_stand_in.RUNS[0]["feed"].shape[0], 2)
+
+    def test_damaged_files_never_break_the_batch(self):
+        # 40 deterministic corruptions of a real JPEG and PNG (flipped bytes, cut tails, spliced
+        # headers) between two good photos: every request gets an answer, good ones the right one.
+        rng = np.random.default_rng(11)
+        good = [h.read_bytes(path) for path in h.photo_paths(2)]
+        png = h.encode(Image.open(io.BytesIO(good[0])).convert("RGB"))
+        damaged = []
+        for k in range(40):
+            data = bytearray(good[k % 2] if k % 3 else png)
+            if k % 4 == 0:
+                data = data[: rng.integers(10, len(data))]
+            else:
+                for at in rng.integers(0, min(len(data), 2000), size=8):
+                    data[at] ^= int(rng.integers(1, 256))
+            damaged.append(bytes(data))
+        model = self.start()
+        requests = [h.request(h.b64(good[0]))] + [h.request(h.b64(d)) for d in damaged] + [h.request(h.b64(good[1]))]
+        responses = model.execute(requests)
+        self.assertEqual(len(responses), len(requests))
+        labels, _, _ = h.expected_outputs([h.reference_tensor(photo) for photo in good])
+        self.assertEqual(outputs(responses[0])[0][0, 0].decode(), labels[0])
+        self.assertEqual(outputs(responses[-1])[0][0, 0].decode(), labels[1])
+        for response in responses[1:-1]:
+            if response.has_error():
+                self.assertRegex(response.error().message(), r"^food_classifier: INPUT_IMAGE row 0 ")
+            else:
+                self.assertEqual(outputs(response)[0].shape, (1, 1))
+        self.assertGreater(sum(r.has_error() for r in responses), 0)
+
     def test_when_every_request_is_bad_nothing_is_run(self):
         model = self.start()
         responses = model.execute([h.request(b""), h.request(b"@@@")])
