@@ -159,4 +159,9 @@ export interface InferCall {
   readonly request: InferRequestOptions;
   readonly requestCompression: CompressionAlgorithm | undefined;
   readonly responseCompression: CompressionAlgorithm | undefined;
+  /**
+   * Send the single input as a raw binary request (HTTP: `Inference-Header-Content-Length: 0`, no
+   * JSON). A transport without such a mode sends an ordinary request.
+   */
+  readonly rawBinaryRequest: boolean;
 }

@@ -46,8 +46,28 @@ export interface InferOptions extends InferRequestOptions, CallOptions {
   readonly requestCompression?: CompressionAlgorithm;
   /** Ask for a compressed response (`Accept-Encoding`). */
   readonly responseCompression?: CompressionAlgorithm;
+  /**
+   * Send the one input as a raw binary request (`Inference-Header-Content-Length: 0`): the body is
+   * only the tensor bytes, no JSON; Triton accepts it for single-input models and answers with
+   * every output binary. Request options that need JSON (outputs, id, sequence, priority, timeout,
+   * parameters) cannot be combined with it.
+   */
+  readonly rawBinaryRequest?: boolean;
   /** Retry this inference on connection errors / 503 (default `false`: infer may not be idempotent). */
   readonly retry?: boolean;
+}
+
+/** Refuses a raw binary request that could not carry what the caller asked for. */
+function checkRawBinaryRequest(inputs: readonly InferInput[], options: InferOptions): void {
+  if (inputs.length !== 1 || inputs[0]?.data === undefined || inputs[0].sharedMemory !== undefined) {
+    throw new TritonInvalidArgumentError('a raw binary request carries exactly one input with data');
+  }
+  const needJson = (
+    ['outputs', 'requestId', 'sequenceId', 'priority', 'timeout', 'parameters', 'binaryDataOutput'] as const
+  ).filter((key) => options[key] !== undefined);
+  if (needJson.length > 0) {
+    throw new TritonInvalidArgumentError(`a raw binary request cannot carry ${needJson.join(', ')}`);
+  }
 }
 
 const DEFAULT_TIMEOUT_MS = 60_000;
@@ -381,6 +401,7 @@ export class TritonClient {
     inputs: readonly InferInput[],
     options: InferOptions = {},
   ): Promise<InferResult> {
+    if (options.rawBinaryRequest === true) checkRawBinaryRequest(inputs, options);
     const decoded = await this.#call('infer', options.retry === true, options, (ctx) =>
       this.transport.infer(
         {
@@ -390,6 +411,7 @@ export class TritonClient {
           request: options,
           requestCompression: options.requestCompression,
           responseCompression: options.responseCompression,
+          rawBinaryRequest: options.rawBinaryRequest === true,
         },
         ctx,
       ),

@@ -88,6 +88,15 @@ describe('server errors reach the caller verbatim', () => {
 });
 
 describe('client-side refusals never reach the server', () => {
+  it('a raw binary request refuses options that need the JSON header, and more than one input', async () => {
+    await expect(
+      client.infer('identity_fp32', [fp32(1)], { rawBinaryRequest: true, outputs: [{ name: 'OUTPUT0' }] }),
+    ).rejects.toThrow('a raw binary request cannot carry outputs');
+    await expect(
+      client.infer('simple', [fp32(1), fp32(1)], { rawBinaryRequest: true }),
+    ).rejects.toBeInstanceOf(TritonInvalidArgumentError);
+  });
+
   it('reserved parameters and shape/data mismatches are TritonInvalidArgumentError', async () => {
     await expect(
       client.infer('simple', [fp32(1)], { parameters: { sequence_id: 1 } }),

@@ -168,6 +168,16 @@ describe('body helpers with a separate HTTP stack', () => {
     expect(Array.from(result.asTypedArray('OUTPUT0', 'INT32'))).toEqual(sum);
   });
 
+  it('sends a raw binary request through the client (rawBinaryRequest)', async () => {
+    const result = await client.infer(
+      'identity_fp32',
+      [{ name: 'INPUT0', datatype: 'FP32', shape: [1, 3], data: [1.5, 2.5, 3.5] }],
+      { rawBinaryRequest: true },
+    );
+    expect(result.outputParameters('OUTPUT0').binary_data_size).toBe(12);
+    expect(Array.from(result.asTypedArray('OUTPUT0', 'FP32'))).toEqual([1.5, 2.5, 3.5]);
+  });
+
   it('sends a raw binary request (header length 0) and gets binary outputs', async () => {
     const { body, headerLength } = encodeRawBinaryRequest('FP32', [1.5, 2.5, 3.5]);
     const res = await request(`${httpBase}/v2/models/identity_fp32/infer`, {

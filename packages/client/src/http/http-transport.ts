@@ -28,7 +28,7 @@ import {
 import type { QueryParams } from '../options.js';
 import { parseRetryAfter } from '../retry.js';
 import { compressBody, decompressBody } from '../protocol/compression.js';
-import { encodeInferRequest } from '../protocol/infer-request.js';
+import { encodeInferRequest, encodeRawBinaryRequest } from '../protocol/infer-request.js';
 import { decodeInferResponse, type DecodedInferResponse } from '../protocol/infer-response.js';
 import { parseJson, stringifyJson } from '../protocol/json.js';
 import { INFERENCE_HEADER_CONTENT_LENGTH } from '../protocol/wire.js';
@@ -331,9 +331,13 @@ export class HttpTransport implements Transport {
   }
 
   async infer(call: InferCall, ctx: TransportContext): Promise<DecodedInferResponse> {
-    let encoded;
+    let encoded: { body: Uint8Array; headerLength: number | undefined };
     try {
-      encoded = encodeInferRequest(call.inputs, call.request);
+      const first = call.inputs[0];
+      encoded =
+        call.rawBinaryRequest && first?.data !== undefined
+          ? encodeRawBinaryRequest(first.datatype, first.data)
+          : encodeInferRequest(call.inputs, call.request);
     } catch (error) {
       throw invalidArgument(error);
     }
