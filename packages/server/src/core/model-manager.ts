@@ -19,7 +19,7 @@ import { BackendError } from '../runtime/errors.js';
 import type { ModelInstance } from '../runtime/types.js';
 import type { Scheduler, SchedulerFactory } from '../scheduler/types.js';
 import type { StatisticsRegistry } from '../statistics/registry.js';
-import { internal, invalidArg, notFound, unavailable } from './errors.js';
+import { ServerError, internal, invalidArg, notFound, unavailable } from './errors.js';
 import type { Logger } from './logging.js';
 import type { ModelControlMode, ModelState, RepositoryIndexEntry } from './types.js';
 
@@ -94,6 +94,8 @@ interface ModelRecord {
  */
 export function isUnsupportedBackend(error: unknown): boolean {
   if (error instanceof BackendError) return error.code === 'BACKEND_UNAVAILABLE';
+  // Schedulers refuse what this server cannot do (sequence batching, ensembles) with UNSUPPORTED.
+  if (error instanceof ServerError) return error.kind === 'UNSUPPORTED';
   return error instanceof Error && / is not supported by tritonserver-ts\b/.test(error.message);
 }
 

@@ -121,3 +121,32 @@ describe('the transport-neutral core', () => {
     });
   });
 });
+
+describe('capability gaps', () => {
+  it('lists a sequence-batching model UNAVAILABLE without counting it as a startup failure', async () => {
+    const repo = await makeRepository(['identity_fp32']);
+    await mkdir(join(repo, 'seq', '1'), { recursive: true });
+    await writeFile(
+      join(repo, 'seq', 'config.pbtxt'),
+      `name: "seq"
+backend: "identity"
+max_batch_size: 4
+sequence_batching { }
+input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ 1 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 1 ] } ]
+`,
+    );
+    const server = await InferenceServer.create({ modelRepositories: [repo], logSink: () => undefined });
+    try {
+      expect(server.startupFailures).toEqual([]);
+      expect(server.startupUnsupported.map((u) => u.name)).toEqual(['seq']);
+      const row = (await server.repositoryIndex()).find((e) => e.name === 'seq');
+      expect(row?.state).toBe('UNAVAILABLE');
+      expect(row?.reason).toContain('sequence_batching');
+      expect(server.isReady()).toBe(true);
+    } finally {
+      await server.shutdown();
+      await rm(repo, { recursive: true, force: true });
+    }
+  });
+});
