@@ -125,6 +125,23 @@ describe('connection errors and retries', () => {
   });
 });
 
+describe('64-bit counters', () => {
+  // A real server cannot be made to report counters beyond 2^53 on demand; a scripted reply can.
+  it('returns statistics counters beyond 2^53 as exact bigints and small ones as numbers', async () => {
+    const stats =
+      '{"model_stats":[{"name":"m","version":"1","last_inference":1700000000000,"inference_count":18446744073709551615,' +
+      '"execution_count":3,"inference_stats":{"success":{"count":9007199254740993,"ns":12345678901234567890}}}]}';
+    server = await startFaultServer(reply(200, stats));
+    client = new TritonClient({ url: server.url });
+    const s = (await client.getInferenceStatistics('m')).model_stats[0];
+    expect(s?.inference_count).toBe(18446744073709551615n);
+    expect(s?.execution_count).toBe(3);
+    expect(s?.last_inference).toBe(1700000000000);
+    expect(s?.inference_stats.success.count).toBe(9007199254740993n);
+    expect(s?.inference_stats.success.ns).toBe(12345678901234567890n);
+  });
+});
+
 describe('server error bodies and garbage', () => {
   it("reports an empty error body with the Python client's message", async () => {
     server = await startFaultServer(reply(500));
