@@ -4,7 +4,8 @@
  * the raw in-process onnxruntime-node ceiling at its best batch size. Also the server's peak RSS.
  *
  * Each server variant runs in its own process on a temporary model repository (the food model's
- * `model.onnx` linked in, a generated `config.pbtxt`). Threads: the host's cores are split between
+ * `model.onnx` linked in, a generated `config.pbtxt`), with each instance's session in its own worker
+ * thread (`createWorkerInstances`); two rows show main-thread sessions for comparison. Threads: the host's cores are split between
  * instances (`intra_op_thread_count` = cores / instances), and the raw ceiling uses all cores.
  * Dynamic batching uses the food model's own settings (`preferred_batch_size: [4, 8, 16]`,
  * `max_queue_delay_microseconds: 2000`). The host is shared, so every level runs BENCH_ROUNDS times
@@ -42,13 +43,17 @@ interface Variant {
   readonly label: string;
   readonly dynamicBatching: boolean;
   readonly instances: number;
+  /** Where sessions run: one worker thread per instance (default) or the main thread. */
+  readonly hosting: 'worker' | 'main';
 }
 
 const VARIANTS: readonly Variant[] = [
-  { label: 'no batching, 1 instance', dynamicBatching: false, instances: 1 },
-  { label: 'dynamic batching, 1 instance', dynamicBatching: true, instances: 1 },
-  { label: 'no batching, 2 instances', dynamicBatching: false, instances: 2 },
-  { label: 'dynamic batching, 2 instances', dynamicBatching: true, instances: 2 },
+  { label: 'no batching, 1 instance', dynamicBatching: false, instances: 1, hosting: 'worker' },
+  { label: 'dynamic batching, 1 instance', dynamicBatching: true, instances: 1, hosting: 'worker' },
+  { label: 'no batching, 2 instances', dynamicBatching: false, instances: 2, hosting: 'worker' },
+  { label: 'dynamic batching, 2 instances', dynamicBatching: true, instances: 2, hosting: 'worker' },
+  { label: 'no batching, 2 inst., main thread', dynamicBatching: false, instances: 2, hosting: 'main' },
+  { label: 'dyn. batching, 2 inst., main thread', dynamicBatching: true, instances: 2, hosting: 'main' },
 ];
 
 function configFor(v: Variant): string {
@@ -86,10 +91,18 @@ function peakRssMb(pid: number): number {
   }
 }
 
-async function withServer<T>(repository: string, fn: (port: number, pid: number) => Promise<T>): Promise<T> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'server-child.ts'), repository], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+async function withServer<T>(
+  repository: string,
+  hosting: Variant['hosting'],
+  fn: (port: number, pid: number) => Promise<T>,
+): Promise<T> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', path.join(here, 'server-child.ts'), repository, hosting],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   try {
     const port = await new Promise<number>((resolve, reject) => {
       const lines = createInterface({ input: child.stdout });
@@ -126,7 +139,7 @@ async function main(): Promise<void> {
     for (const v of VARIANTS) {
       const repository = await makeRepository(v);
       try {
-        await withServer(repository, async (port, pid) => {
+        await withServer(repository, v.hosting, async (port, pid) => {
           const best = results.get(v.label) ?? [];
           for (const [i, concurrency] of CONCURRENCY.entries()) {
             const r = await runLoad({
@@ -140,7 +153,7 @@ async function main(): Promise<void> {
             const previous = best[i];
             if (previous === undefined || r.rps > previous.rps) best[i] = r;
             process.stdout.write(
-              `round ${round} ${v.label.padEnd(31)} c=${String(concurrency).padEnd(3)} ${fmt(r.rps).padStart(7)} req/s  ` +
+              `round ${round} ${v.label.padEnd(36)} c=${String(concurrency).padEnd(3)} ${fmt(r.rps).padStart(7)} req/s  ` +
                 `p50 ${fmt(r.p50Ms).padStart(6)} ms  p99 ${fmt(r.p99Ms).padStart(6)} ms  errors ${r.errors}\n`,
             );
           }

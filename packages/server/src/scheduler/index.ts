@@ -13,3 +13,4 @@ export * from './create-scheduler.js';
 export * from './reloadable-scheduler.js';
 export * from './warmup.js';
 export type { QueuedRequest, SchedulingQueue, TakeResult } from './entry.js';
+export * from './worker-instances.js';

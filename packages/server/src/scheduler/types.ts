@@ -6,6 +6,12 @@
  * with the core's `ServerError` (Triton texts: see `scheduler/errors.ts`). Implementation:
  * `createScheduler` in `scheduler/create-scheduler.ts`.
  *
+ * Note to the core engineer: onnxruntime-node runs `session.run` synchronously on the calling
+ * thread, so instances created on the main thread execute one after another and block the event
+ * loop while they run. Use `createWorkerInstances` (`scheduler/worker-instances.ts`, same signature
+ * as `runtime/createInstances`) as `services.createInstances` so instance groups really run
+ * concurrently; call `runWarmup` (`scheduler/warmup.ts`) before marking a version READY.
+ *
  * The core validates a request, then hands it to the model's scheduler; the scheduler queues it,
  * forms batches (dynamic batching, issue 5), runs them on free {@link ModelInstance}s, splits
  * outputs back per request and records statistics exactly as Triton accounts them.
