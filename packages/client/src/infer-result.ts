@@ -2,13 +2,18 @@
  * `InferResult`: the outputs of one inference, by name.
  * @packageDocumentation
  */
-import { TritonInvalidArgumentError } from './errors.js';
+import { TritonInvalidArgumentError, protocolFailure } from './errors.js';
+import { decompressBody } from './protocol/compression.js';
 import { NdArrayView } from './ndarray.js';
 import { bytesToStrings } from './protocol/bytes.js';
 import { parseClassificationEntry, type ClassificationEntry } from './protocol/classification.js';
 import type { Datatype, TensorData } from './protocol/datatypes.js';
 import { bf16ArrayToFloat32, fp16ArrayToFloat32 } from './protocol/fp16.js';
-import type { DecodedInferResponse, DecodedOutput } from './protocol/infer-response.js';
+import {
+  decodeInferResponse,
+  type DecodedInferResponse,
+  type DecodedOutput,
+} from './protocol/infer-response.js';
 import type { Tensor } from './protocol/tensor.js';
 import type { InferResponseJson, Parameters } from './protocol/wire.js';
 
@@ -20,6 +25,25 @@ export class InferResult {
   constructor(decoded: DecodedInferResponse) {
     this.#decoded = decoded;
     this.#byName = new Map(decoded.outputs.map((o) => [o.name, o]));
+  }
+
+  /**
+   * Builds a result from an infer response body received by any HTTP stack (the Python client's
+   * `InferResult.from_response_body`).
+   * @param options.headerLength - the `Inference-Header-Content-Length` response header, if any.
+   * @param options.contentEncoding - the `Content-Encoding` response header, if the body is still compressed.
+   * @throws TritonProtocolError when the body does not follow the protocol.
+   */
+  static async fromResponseBody(
+    body: Uint8Array,
+    options: { headerLength?: string | number | null; contentEncoding?: string | null } = {},
+  ): Promise<InferResult> {
+    try {
+      const plain = await decompressBody(body, options.contentEncoding);
+      return new InferResult(decodeInferResponse(plain, options.headerLength));
+    } catch (error) {
+      throw protocolFailure(error);
+    }
   }
 
   /** The response JSON as received (wire field names; binary outputs carry `binary_data_size`). */

@@ -136,6 +136,8 @@ describe('body helpers for custom HTTP stacks', () => {
     });
     expect(Array.from(parsed.asTypedArray('Y', 'FP32'))).toEqual([3]);
     await expect(parseResponseBody(new Uint8Array([1]))).rejects.toBeInstanceOf(TritonProtocolError);
+    const same = await InferResult.fromResponseBody(enc.body, { headerLength: enc.headerLength ?? null });
+    expect(Array.from(same.asTypedArray('Y', 'FP32'))).toEqual([3]);
   });
 
   it('maps codec refusals to TritonInvalidArgumentError', () => {

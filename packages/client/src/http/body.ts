@@ -3,11 +3,9 @@
  * `InferResult.from_response_body` / `parse_response_body`).
  * @packageDocumentation
  */
-import { invalidArgument, protocolFailure } from '../errors.js';
+import { invalidArgument } from '../errors.js';
 import { InferResult } from '../infer-result.js';
-import { decompressBody } from '../protocol/compression.js';
 import { encodeInferRequest, type InferInput, type InferRequestOptions } from '../protocol/infer-request.js';
-import { decodeInferResponse } from '../protocol/infer-response.js';
 
 /**
  * Builds an infer request body. Send it with `POST {base}/v2/models/{model}/infer` and, when
@@ -32,14 +30,9 @@ export function generateRequestBody(
  * @param options.contentEncoding - the `Content-Encoding` response header, if any.
  * @throws TritonProtocolError when the body does not follow the protocol.
  */
-export async function parseResponseBody(
+export function parseResponseBody(
   body: Uint8Array,
   options: { headerLength?: string | number | null; contentEncoding?: string | null } = {},
 ): Promise<InferResult> {
-  try {
-    const plain = await decompressBody(body, options.contentEncoding);
-    return new InferResult(decodeInferResponse(plain, options.headerLength));
-  } catch (error) {
-    throw protocolFailure(error);
-  }
+  return InferResult.fromResponseBody(body, options);
 }
