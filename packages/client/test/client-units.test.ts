@@ -11,6 +11,7 @@ import {
   TritonProtocolError,
   compressBody,
   httpStatusForGrpcCode,
+  TritonClient,
 } from '../src/index.js';
 import { parseServerUrl } from '../src/http/index.js';
 
@@ -153,5 +154,15 @@ describe('one status table for both transports', () => {
   it('maps gRPC codes to the HTTP statuses Triton uses, so 503 retries apply to UNAVAILABLE', () => {
     expect([3, 5, 12, 13, 14].map(httpStatusForGrpcCode)).toEqual([400, 404, 501, 500, 503]);
     expect(httpStatusForGrpcCode(99)).toBe(500);
+  });
+});
+
+describe('client lifecycle', () => {
+  it('refuses calls after close() and needs a url or a transport', async () => {
+    const client = new TritonClient({ url: '127.0.0.1:9' });
+    await client.close();
+    await client.close();
+    await expect(client.isServerLive()).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    expect(() => new TritonClient({})).toThrow(TritonInvalidArgumentError);
   });
 });
