@@ -1,10 +1,17 @@
 import { fileURLToPath } from 'node:url';
 
-/** Fixed ports and paths of the e2e stack (override with E2E_WEB_PORT etc. when they clash). */
+// Random ports per run (other test runs may share this machine), fixed through the environment so the
+// Playwright runner, its workers and the webServer command (which inherit it) all agree.
+const base = 20_000 + 3 * Math.floor(Math.random() * 10_000);
+process.env.E2E_WEB_PORT ??= String(base);
+process.env.E2E_TRITON_PORT ??= String(base + 1);
+process.env.E2E_CONTROL_PORT ??= String(base + 2);
+
+/** Ports and paths of the e2e stack. */
 export const E2E = {
-  webPort: Number(process.env.E2E_WEB_PORT ?? 3100),
-  tritonPort: Number(process.env.E2E_TRITON_PORT ?? 18100),
-  controlPort: Number(process.env.E2E_CONTROL_PORT ?? 3199),
+  webPort: Number(process.env.E2E_WEB_PORT),
+  tritonPort: Number(process.env.E2E_TRITON_PORT),
+  controlPort: Number(process.env.E2E_CONTROL_PORT),
   maxUploadBytes: 1024 * 1024,
   feedbackDir: fileURLToPath(new URL('../test-results/e2e-feedback', import.meta.url)),
 };
