@@ -17,12 +17,13 @@ if (typeof process.getuid !== 'function' || process.getuid() !== 0) {
 }
 console.log(`installing ${PKGS.join(' ')} with apt-get (one time, about a minute)…`);
 const started = Date.now();
-const r = spawnSync('apt-get', ['install', '-y', '--no-install-recommends', ...PKGS], {
-  stdio: 'inherit',
-  env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
-});
-if (r.status !== 0 || !probe()) {
-  console.error(`apt-get install ${PKGS.join(' ')} failed (exit ${r.status}); run apt-get update and retry.`);
+const apt = (...args) =>
+  spawnSync('apt-get', args, { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } })
+    .status === 0;
+const install = () => apt('install', '-y', '--no-install-recommends', ...PKGS);
+// A fresh machine may have empty package lists: update once and retry.
+if (!(install() || (apt('update') && install())) || !probe()) {
+  console.error(`apt-get install ${PKGS.join(' ')} failed; install them by hand and retry.`);
   process.exit(1);
 }
 console.log(`installed in ${((Date.now() - started) / 1000).toFixed(0)}s`);
