@@ -80,11 +80,13 @@ describe('POST /api/predict on the embedded server (tensor path)', () => {
     expect(right).toBeGreaterThanOrEqual(6);
   });
 
-  it('keeps the caller request id', async () => {
+  it('generates prediction ids itself (a caller cannot pick one and overwrite a stored prediction)', async () => {
     const req = uploadRequest(photo('A001'));
     req.headers.set('x-request-id', 'my-trace-42');
     const p = await json<Prediction>(await POST(req));
-    expect(p.requestId).toBe('my-trace-42');
+    expect(p.requestId).toMatch(/^[0-9a-f-]{36}$/);
+    const again = await json<Prediction>(await POST(uploadRequest(photo('A001'))));
+    expect(again.requestId).not.toBe(p.requestId);
   });
 
   it('GET /api/test classifies the bundled photo', async () => {

@@ -4,7 +4,7 @@ import type { Prediction } from '../lib/types';
 import { classify } from './classify';
 import { errorResponse, toGatewayError } from './errors';
 import { feedbackStore } from './feedback-store';
-import { logLine, requestIdOf } from './request';
+import { logLine, requestIdsOf } from './request';
 
 /** Runs one classification for a route: log line, feedback save (fire and forget), JSON or error. */
 export async function predictResponse(
@@ -12,7 +12,8 @@ export async function predictResponse(
   route: string,
   getBytes: () => Promise<Uint8Array>,
 ): Promise<Response> {
-  const requestId = requestIdOf(req);
+  const { requestId, clientRequestId } = requestIdsOf(req);
+  const ids = clientRequestId ? { requestId, clientRequestId } : { requestId };
   const started = performance.now();
   try {
     const bytes = await getBytes();
@@ -23,11 +24,11 @@ export async function predictResponse(
       feedbackStore()
         ?.savePrediction(prediction, bytes)
         .catch((err: unknown) =>
-          logLine({ level: 'error', route, requestId, msg: 'saving prediction failed', err: String(err) }),
+          logLine({ level: 'error', route, ...ids, msg: 'saving prediction failed', err: String(err) }),
         );
     }
     if (log) {
-      logLine({ route, requestId, status: 200, label: prediction.label, ms: prediction.timings });
+      logLine({ route, ...ids, status: 200, label: prediction.label, ms: prediction.timings });
     }
     return Response.json(prediction, { headers: { 'cache-control': 'no-store', 'x-request-id': requestId } });
   } catch (err) {
@@ -36,7 +37,7 @@ export async function predictResponse(
       logLine({
         level: g.status >= 500 ? 'error' : 'warn',
         route,
-        requestId,
+        ...ids,
         status: g.status,
         code: g.code,
         msg: g.message,

@@ -2,10 +2,15 @@ import 'server-only';
 import { randomUUID } from 'node:crypto';
 import { GatewayError } from './errors';
 
-/** A request id: the caller's `x-request-id` when it is sane, else a new UUID. */
-export function requestIdOf(req: Request): string {
+/**
+ * Ids of one request: `requestId` is always generated here (it names the stored prediction, so a
+ * caller must not be able to choose it and overwrite someone else's); the caller's own
+ * `x-request-id`, when sane, is kept for logs as `clientRequestId`.
+ */
+export function requestIdsOf(req: Request): { requestId: string; clientRequestId?: string } {
   const given = req.headers.get('x-request-id');
-  return given && /^[\w.:-]{1,64}$/.test(given) ? given : randomUUID();
+  const requestId = randomUUID();
+  return given && /^[\w.:-]{1,64}$/.test(given) ? { requestId, clientRequestId: given } : { requestId };
 }
 
 /** Multipart overhead allowed on top of the file limit (boundaries, headers, small fields). */

@@ -179,10 +179,11 @@ export function labelsFromClassification(
 
 let cache: { key: string; info: Promise<ModelInfo> } | undefined;
 
-async function loadModelInfo(signal?: AbortSignal): Promise<ModelInfo> {
-  const { modelName, modelVersion } = env();
+async function loadModelInfo(): Promise<ModelInfo> {
+  const { modelName, modelVersion, inferenceTimeoutMs } = env();
   const c = tritonClient();
-  const opts = signal ? { signal } : {};
+  // Shared by concurrent requests: bounded by the timeout, not by one caller's signal.
+  const opts = { timeoutMs: inferenceTimeoutMs };
   const ready = await c.isModelReady(modelName, modelVersion || undefined, opts);
   if (!ready) {
     throw new GatewayError(
@@ -222,18 +223,32 @@ async function loadModelInfo(signal?: AbortSignal): Promise<ModelInfo> {
   return { ...base, labels };
 }
 
-/** The model's info, read once per (server, model, version) and cached; a failed read is retried next time. */
+/**
+ * The model's info, read once per (server, model, version) and cached; a failed read is retried next
+ * time. `signal` only stops this caller's wait, never the shared read.
+ */
 export function getModelInfo(signal?: AbortSignal): Promise<ModelInfo> {
   const { tritonUrl, modelName, modelVersion } = env();
   const key = `${tritonUrl}|${modelName}|${modelVersion}`;
   if (!cache || cache.key !== key) {
-    const info = loadModelInfo(signal);
+    const info = loadModelInfo();
     cache = { key, info };
     info.catch(() => {
       if (cache?.info === info) cache = undefined;
     });
   }
-  return cache.info;
+  const shared = cache.info;
+  if (!signal) return shared;
+  if (signal.aborted) return Promise.reject(abortError());
+  return new Promise<ModelInfo>((resolve, reject) => {
+    const onAbort = () => reject(abortError());
+    signal.addEventListener('abort', onAbort, { once: true });
+    shared.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+function abortError(): Error {
+  return Object.assign(new Error('The request was cancelled by the client.'), { name: 'AbortError' });
 }
 
 /** Forget the cached model info (after the model changed, or between tests). */
