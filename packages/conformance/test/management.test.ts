@@ -53,6 +53,27 @@ describe('model repository', () => {
     await client.unloadModel('simple_override');
   });
 
+  it('sends a raw binary BYTES request as the one element, without a length prefix', async () => {
+    await client.loadModel('raw_string', {
+      config: {
+        name: 'raw_string',
+        backend: 'identity',
+        max_batch_size: 0,
+        input: [{ name: 'INPUT0', data_type: 'TYPE_STRING', dims: [1] }],
+        output: [{ name: 'OUTPUT0', data_type: 'TYPE_STRING', dims: [1] }],
+      },
+      files: { 'file:1/README.txt': new TextEncoder().encode('identity backend: no model file') },
+    });
+    const text = 'crème brûlée: 4 bytes of prefix must not leak into the element';
+    const result = await client.infer(
+      'raw_string',
+      [{ name: 'INPUT0', datatype: 'BYTES', shape: [1], data: [text] }],
+      { rawBinaryRequest: true },
+    );
+    expect(result.asStrings('OUTPUT0')).toEqual([text]);
+    await client.unloadModel('raw_string');
+  });
+
   it('reports a load failure as a server error', async () => {
     const error: unknown = await client.loadModel('no_such_model').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TritonServerError);

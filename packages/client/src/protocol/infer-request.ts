@@ -218,13 +218,25 @@ export function encodeInferRequest(
 /**
  * Encodes the raw binary request (`Inference-Header-Content-Length: 0`): the body is just the
  * single input's raw bytes, no JSON. Triton allows it only for models with exactly one input and
- * returns every output binary.
+ * returns every output binary. A BYTES input must hold exactly one element, and its bytes are sent
+ * as they are, without the 4-byte length prefix: Triton treats the whole body as that one element.
  */
 export function encodeRawBinaryRequest<D extends Datatype>(
   datatype: D,
   data: TensorValues<D>,
 ): { readonly body: Uint8Array; readonly headerLength: 0 } {
-  return { body: tensorDataToBytes(datatype, toTensorData(datatype, data)), headerLength: 0 };
+  const values = toTensorData(datatype, data);
+  if (datatype === 'BYTES') {
+    const elements = values as TensorData<'BYTES'>;
+    if (elements.length !== 1 || elements[0] === undefined) {
+      throw new ProtocolError(
+        'INVALID_FIELD',
+        `a raw binary BYTES request carries exactly one element, got ${elements.length}`,
+      );
+    }
+    return { body: elements[0], headerLength: 0 };
+  }
+  return { body: tensorDataToBytes(datatype, values), headerLength: 0 };
 }
 
 /** A decoded input tensor (server side). */
@@ -311,7 +323,7 @@ function decodeOutputs(value: unknown): DecodedRequestedOutput[] | undefined {
  * per input in input order. The body must already be decompressed.
  *
  * A header value of `0` means a raw binary request: `{ kind: 'raw' }` is returned and the server
- * builds the single input with {@link rawBinaryInput}.
+ * builds the single input from the model's config (shape deduction and batch dim are model facts).
  * @param headerLength - the raw `Inference-Header-Content-Length` header value, if any.
  * @param options.modelName - the model the request is for; Triton names it in size errors.
  * @throws ProtocolError with a stable `code` and a message fit for the HTTP error body (status 400),
@@ -399,42 +411,6 @@ export function decodeInferRequest(
     ...(typeof parsed.id === 'string' ? { id: parsed.id } : {}),
   };
   return result;
-}
-
-/**
- * Builds the single input of a raw binary request from the model's input metadata. Non-BYTES
- * inputs may have at most one variable (−1) dimension, deduced from the byte size; a BYTES input
- * gets shape `[1]`.
- * @param dims - the input's metadata shape (−1 for variable dims).
- */
-export function rawBinaryInput(
-  name: string,
-  datatype: Datatype,
-  dims: readonly number[],
-  bytes: Uint8Array,
-): DecodedInput {
-  const where = `input '${name}'`;
-  if (datatype === 'BYTES') {
-    const data = tensorDataFromBytes('BYTES', bytes, 1, where);
-    return { name, datatype, shape: [1], data, source: 'binary', parameters: {} };
-  }
-  const variable = dims.filter((d) => d < 0).length;
-  if (variable > 1) {
-    throw new ProtocolError(
-      'INVALID_FIELD',
-      `${where} has more than one variable dimension; a raw binary request cannot describe its shape`,
-    );
-  }
-  const data = tensorDataFromBytes(datatype, bytes, undefined, where);
-  const known = dims.reduce((p, d) => (d < 0 ? p : p * d), 1);
-  if (variable === 0 ? known !== data.length : known === 0 || data.length % known !== 0) {
-    throw new ProtocolError(
-      'BINARY_SIZE_MISMATCH',
-      `unexpected size ${bytes.byteLength} of raw binary data for ${where} with shape [${dims.join(',')}]`,
-    );
-  }
-  const shape = dims.map((d) => (d < 0 ? data.length / known : d));
-  return { name, datatype, shape, data, source: 'binary', parameters: {} };
 }
 
 /**

@@ -4,9 +4,9 @@ import {
   decodeInferResponse,
   encodeInferRequest,
   encodeInferResponse,
+  encodeRawBinaryRequest,
   outputWantsBinary,
   ProtocolError,
-  rawBinaryInput,
   type ProtocolErrorCode,
 } from '../../src/protocol/index.js';
 
@@ -187,14 +187,18 @@ describe('decodeInferRequest', () => {
     );
   });
 
-  it('returns raw requests for header length 0 and deduces the variable dimension', () => {
+  it('encodes a raw BYTES request as the single element without a length prefix', () => {
+    const { body, headerLength } = encodeRawBinaryRequest('BYTES', ['ramen']);
+    expect(headerLength).toBe(0);
+    expect(Array.from(body)).toEqual(Array.from(utf8('ramen')));
+    expect(failure(() => encodeRawBinaryRequest('BYTES', ['a', 'b'])).code).toBe('INVALID_FIELD');
+  });
+
+  it('returns raw requests for header length 0 with the body untouched', () => {
     const decoded = decodeInferRequest(new Uint8Array(new Float32Array([1, 2, 3, 4, 5, 6]).buffer), '0');
     expect(decoded.kind).toBe('raw');
     if (decoded.kind !== 'raw') return;
-    const input = rawBinaryInput('X', 'FP32', [-1, 3], decoded.data);
-    expect(input.shape).toEqual([2, 3]);
-    expect(failure(() => rawBinaryInput('X', 'FP32', [-1, -1], decoded.data)).code).toBe('INVALID_FIELD');
-    expect(failure(() => rawBinaryInput('X', 'FP32', [4], decoded.data)).code).toBe('BINARY_SIZE_MISMATCH');
+    expect(decoded.data.byteLength).toBe(24);
     expect(outputWantsBinary(decoded, 'anything')).toBe(true);
   });
 
