@@ -23,8 +23,13 @@ export interface PreprocessConfig {
   layout: 'CHW' | 'HWC';
   color: 'RGB' | 'BGR';
   kernel: ResizeKernel;
-  /** `pillow`: bit-exact port of Pillow's bilinear resampler (parity with torchvision). `libvips`: sharp's resize. */
-  resampler: 'pillow' | 'libvips';
+  /**
+   * `pillow`: bit-exact port of Pillow's bilinear resampler (parity with torchvision), in JS.
+   * `libvips`: sharp's resize (fast; close to Pillow when reducing, not when enlarging).
+   * `auto` (default): `pillow` up to {@link AUTO_PILLOW_MAX_PIXELS} source pixels, `libvips` above,
+   * where the JS port would block the event loop for 100+ ms and libvips matches Pillow closely.
+   */
+  resampler: 'auto' | 'pillow' | 'libvips';
 }
 
 /** The original GourmetGram preprocessing: squash to 224×224, ImageNet mean/std, RGB, CHW. */
@@ -38,8 +43,11 @@ export const DEFAULT_PREPROCESS_CONFIG: PreprocessConfig = Object.freeze({
   layout: 'CHW',
   color: 'RGB',
   kernel: 'linear',
-  resampler: 'pillow',
+  resampler: 'auto',
 });
+
+/** Above this many source pixels, `resampler: 'auto'` uses libvips. */
+export const AUTO_PILLOW_MAX_PIXELS = 2_000_000;
 
 function numberList(key: string, value: string, count: number): number[] {
   const parts = value
@@ -178,10 +186,10 @@ export function preprocessConfigFromParameters(
   }
   const resampler = get('preprocess_resampler')?.toLowerCase();
   if (resampler !== undefined) {
-    if (resampler !== 'pillow' && resampler !== 'libvips') {
+    if (resampler !== 'pillow' && resampler !== 'libvips' && resampler !== 'auto') {
       throw new ImagePreprocessError(
         'INVALID_CONFIG',
-        `model parameter preprocess_resampler="${resampler}" must be pillow or libvips`,
+        `model parameter preprocess_resampler="${resampler}" must be auto, pillow or libvips`,
       );
     }
     config.resampler = resampler;

@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import sharp from 'sharp';
 import type { Metadata, OutputInfo } from 'sharp';
 import type { PreprocessConfig } from './config.js';
-import { DEFAULT_PREPROCESS_CONFIG } from './config.js';
+import { AUTO_PILLOW_MAX_PIXELS, DEFAULT_PREPROCESS_CONFIG } from './config.js';
 import { ImagePreprocessError } from './errors.js';
 import { resizeRgbLikePillow } from './resample.js';
 
@@ -113,6 +113,13 @@ export async function decodeImage(input: Uint8Array, limits: DecodeLimits = {}):
   if (!SUPPORTED_FORMATS.has(format)) {
     throw new ImagePreprocessError('UNSUPPORTED_FORMAT', `Images of type "${format}" are not supported.`);
   }
+  if (format === 'heif' && meta.compression === 'hevc') {
+    // iPhone HEIC: the prebuilt libvips has no HEVC decoder (patents); AVIF (AV1) works.
+    throw new ImagePreprocessError(
+      'UNSUPPORTED_FORMAT',
+      'HEIC (HEVC) photos are not supported; export the photo as JPEG or choose "Most Compatible" in the camera settings.',
+    );
+  }
   const sourceWidth = meta.width;
   const sourceHeight = meta.pageHeight ?? meta.height;
   if (!(sourceWidth > 0 && sourceHeight > 0)) {
@@ -167,8 +174,8 @@ export async function decodeImage(input: Uint8Array, limits: DecodeLimits = {}):
 /**
  * Resizes decoded RGB to the configured size (squash, or shorter side + centre crop with
  * torchvision's rounding) and returns 8-bit RGB HWC bytes of `config.height × config.width`.
- * The `pillow` resampler (default, bilinear) is bit-exact with Pillow/torchvision; `libvips` is
- * faster on very large photos and within about 0.2/255 on average when reducing.
+ * The `pillow` resampler (bilinear) is bit-exact with Pillow/torchvision; `libvips` is much faster
+ * on large photos and within about half an 8-bit level on average when reducing; `auto` picks by size.
  */
 export async function resizeRgb(
   image: Pick<DecodedImage, 'data' | 'width' | 'height'>,
@@ -192,7 +199,11 @@ export async function resizeRgb(
     }
   }
   let resized: Uint8Array;
-  if (config.resampler === 'pillow' && config.kernel === 'linear') {
+  const pillow =
+    config.kernel === 'linear' &&
+    (config.resampler === 'pillow' ||
+      (config.resampler === 'auto' && image.width * image.height <= AUTO_PILLOW_MAX_PIXELS));
+  if (pillow) {
     resized = resizeRgbLikePillow(image.data, image.width, image.height, rw, rh);
   } else {
     resized = await sharp(image.data, { raw: { width: image.width, height: image.height, channels: 3 } })
