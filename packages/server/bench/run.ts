@@ -7,8 +7,9 @@
  * `model.onnx` linked in, a generated `config.pbtxt`), each instance's session in its own worker
  * thread (`createWorkerInstances`); two rows show main-thread sessions for comparison. The host's
  * cores are split between instances (`intra_op_thread_count` = cores / instances); the raw ceiling
- * uses all cores. Dynamic batching uses the food model's own settings (`preferred_batch_size:
- * [4, 8, 16]`, `max_queue_delay_microseconds: 2000`). Requests are one FP32 [1,3,224,224] image each,
+ * is the best of one session with all cores or with 1 intra-op thread, over batch sizes. Dynamic
+ * batching uses the food model's own settings (`preferred_batch_size: [4, 8, 16]`,
+ * `max_queue_delay_microseconds: 2000`). Requests are one FP32 [1,3,224,224] image each,
  * sent with the binary tensor extension over keep-alive HTTP by closed-loop clients.
  *
  * The host is shared with other work whose load changes by the minute, so the run is interleaved:
@@ -168,8 +169,13 @@ async function main(): Promise<void> {
   const repositories: string[] = [];
   const servers: ServerChild[] = [];
   const slices = new Map<string, LoadResult[]>();
-  const rawSlices = new Map<number, number[]>();
-  const raw = await RawOrt.create({ modelPath, input: INPUT, dims: DIMS, intraOpThreads: cores });
+  const rawSlices = new Map<string, number[]>();
+  const rawThreads = [...new Set([cores, 1])];
+  const raws = await Promise.all(
+    rawThreads.map((threads) =>
+      RawOrt.create({ modelPath, input: INPUT, dims: DIMS, intraOpThreads: threads }),
+    ),
+  );
   try {
     for (const v of VARIANTS) {
       const repository = await makeRepository(v);
@@ -196,17 +202,22 @@ async function main(): Promise<void> {
           );
         }
       }
-      for (const batch of RAW_BATCHES) {
-        const ips = await raw.measure(batch, seconds * 1000);
-        rawSlices.set(batch, [...(rawSlices.get(batch) ?? []), ips]);
-        process.stdout.write(`round ${round} raw onnxruntime-node batch ${batch}: ${fmt(ips)} img/s\n`);
+      for (const [t, raw] of raws.entries()) {
+        for (const batch of RAW_BATCHES) {
+          const ips = await raw.measure(batch, seconds * 1000);
+          const key = `${rawThreads[t]}|${batch}`;
+          rawSlices.set(key, [...(rawSlices.get(key) ?? []), ips]);
+          process.stdout.write(
+            `round ${round} raw onnxruntime-node ${rawThreads[t]} thread(s) batch ${batch}: ${fmt(ips)} img/s\n`,
+          );
+        }
       }
     }
   } finally {
     for (const s of servers) peakRss = Math.max(peakRss, peakRssMb(s.pid));
     await Promise.all(servers.map((s) => s.stop()));
     await Promise.all(repositories.map((r) => rm(r, { recursive: true, force: true })));
-    await raw.release();
+    await Promise.all(raws.map((r) => r.release()));
   }
 
   const cell = (label: string, concurrency: number): LoadResult | undefined =>
@@ -222,16 +233,24 @@ async function main(): Promise<void> {
     });
     process.stdout.write(`| ${v.label} | ${cells.join(' | ')} |\n`);
   }
-  const rawMedians = RAW_BATCHES.map((batch) => ({
-    batch,
-    imagesPerSecond: median(rawSlices.get(batch) ?? []),
-  }));
-  const best = rawMedians.reduce((a, b) => (b.imagesPerSecond > a.imagesPerSecond ? b : a));
-  process.stdout.write(
-    `\nraw onnxruntime-node (in-process, ${cores} intra-op threads, median): ` +
-      rawMedians.map((r) => `batch ${r.batch}: ${fmt(r.imagesPerSecond)} img/s`).join(', ') +
-      `; best batch ${best.batch}\n`,
+  const rawMedians = rawThreads.flatMap((threads) =>
+    RAW_BATCHES.map((batch) => ({
+      threads,
+      batch,
+      imagesPerSecond: median(rawSlices.get(`${threads}|${batch}`) ?? []),
+    })),
   );
+  const best = rawMedians.reduce((a, b) => (b.imagesPerSecond > a.imagesPerSecond ? b : a));
+  for (const threads of rawThreads) {
+    process.stdout.write(
+      `\nraw onnxruntime-node (in-process, one session, ${threads} intra-op thread(s), median): ` +
+        rawMedians
+          .filter((r) => r.threads === threads)
+          .map((r) => `batch ${r.batch}: ${fmt(r.imagesPerSecond)} img/s`)
+          .join(', '),
+    );
+  }
+  process.stdout.write(`\nraw ceiling: batch ${best.batch} with ${best.threads} thread(s)\n`);
   const at16 = (label: string): number => cell(label, 16)?.rps ?? NaN;
   const dyn1 = at16('dynamic batching, 1 instance');
   const none1 = at16('no batching, 1 instance');
