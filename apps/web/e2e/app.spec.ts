@@ -159,6 +159,15 @@ test('keyboard only: choose a file, read the result, give feedback', async ({ pa
   await expect(flag).toBeFocused();
   await page.keyboard.press('Enter');
   await expect(page.getByTestId('feedback-status')).toContainText('flagged');
+  // Focus stays on the control the user activated.
+  await expect(flag).toBeFocused();
+  // The correction preselects the runner-up class; submit it with the keyboard.
+  await page.keyboard.press('Tab');
+  await expect(page.getByLabel('Correct category')).toBeFocused();
+  await page.keyboard.press('Tab');
+  await expect(page.getByRole('button', { name: 'Save correction' })).toBeFocused();
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('feedback-status')).toContainText('as the correct label');
   await shot(page, '07-keyboard');
 });
 

@@ -358,7 +358,13 @@ export function Classifier({ examples }: { examples: readonly Example[] }) {
             </div>
             <ProbabilityBars top={p.top} />
             <LatencySplit timings={p.timings} roundTripMs={shown.roundTripMs} />
-            <FeedbackForm key={p.requestId} predictionId={p.requestId} predicted={p.label} labels={labels} />
+            <FeedbackForm
+              key={p.requestId}
+              predictionId={p.requestId}
+              predicted={p.label}
+              suggested={p.top[1]?.label}
+              labels={labels}
+            />
             <p className="mt-3 text-xs text-slate-600">
               Model {p.model.name} v{p.model.version} ({p.model.backend}) · request {p.requestId}
             </p>

@@ -22,19 +22,27 @@ const FOOD11 = [
 export function FeedbackForm({
   predictionId,
   predicted,
+  suggested,
   labels,
 }: {
   predictionId: string;
   predicted: string;
+  /** Preselected correction: the runner-up class. */
+  suggested?: string | undefined;
   labels: string[];
 }) {
   const options = (labels.length ? labels : FOOD11).filter((l) => l !== predicted);
-  const [label, setLabel] = useState(options[0] ?? '');
+  const [label, setLabel] = useState(
+    suggested && options.includes(suggested) ? suggested : (options[0] ?? ''),
+  );
   const [status, setStatus] = useState<{ ok: boolean; text: string } | null>(null);
   const [sending, setSending] = useState(false);
   const selectId = useId();
 
+  // Buttons are never `disabled` while sending: disabling the focused button would drop keyboard
+  // focus to the page; repeated activations are ignored instead.
   const send = async (body: Record<string, string>, done: string) => {
+    if (sending) return;
     setSending(true);
     try {
       const res = await fetch('/api/feedback', {
@@ -56,6 +64,7 @@ export function FeedbackForm({
 
   const onCorrect = (e: FormEvent) => {
     e.preventDefault();
+    if (!label) return;
     void send({ kind: 'correction', correctLabel: label }, `Thanks — saved “${label}” as the correct label.`);
   };
 
@@ -67,9 +76,9 @@ export function FeedbackForm({
       <div className="mt-2 flex flex-wrap items-end gap-2">
         <button
           type="button"
-          disabled={sending}
+          aria-disabled={sending}
           onClick={() => void send({ kind: 'flag' }, 'Thanks — flagged for review.')}
-          className="rounded-md border border-slate-700 bg-white px-3 py-2 text-sm font-medium disabled:opacity-60"
+          className="rounded-md border border-slate-700 bg-white px-3 py-2 text-sm font-medium aria-disabled:opacity-60"
         >
           Flag this prediction
         </button>
@@ -90,8 +99,8 @@ export function FeedbackForm({
         </div>
         <button
           type="submit"
-          disabled={sending || !label}
-          className="rounded-md bg-slate-800 px-3 py-2 text-sm font-medium text-white disabled:opacity-60"
+          aria-disabled={sending || !label}
+          className="rounded-md bg-slate-800 px-3 py-2 text-sm font-medium text-white aria-disabled:opacity-60"
         >
           Save correction
         </button>

@@ -24,7 +24,7 @@ export function LatencySplit({
           <div key={k} className={color} style={{ width: `${(timings[k] / sum) * 100}%` }} />
         ))}
       </div>
-      <dl className="mt-2 grid grid-cols-2 gap-x-4 gap-y-1 text-sm sm:grid-cols-3" data-testid="timings">
+      <dl className="mt-2 grid grid-cols-1 gap-x-6 gap-y-1 text-sm sm:grid-cols-2" data-testid="timings">
         {PARTS.map(([k, label, color]) => (
           <div key={k} className="flex items-center gap-2">
             <span aria-hidden="true" className={`h-2.5 w-2.5 rounded-sm ${color}`} />
