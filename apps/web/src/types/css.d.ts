@@ -1,0 +1,2 @@
+// Side-effect CSS imports (globals.css), typed even before `next build` writes next-env.d.ts.
+declare module '*.css';
