@@ -3,6 +3,7 @@
  * use; a bad value stops the request with a readable message naming the variable.
  */
 import 'server-only';
+import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 
 const MiB = 1024 * 1024;
@@ -41,6 +42,13 @@ const schema = z
       .max(100 * MiB)
       .default(10 * MiB),
     MAX_IMAGE_PIXELS: z.coerce.number().int().min(10_000).max(500_000_000).default(40_000_000),
+    /** Images decoded at once; bounds memory (a 40 MP photo decodes to 120 MB). */
+    DECODE_CONCURRENCY: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(256)
+      .default(Math.max(4, availableParallelism() * 2)),
     FEEDBACK_STORAGE: z.enum(['local', 's3', 'none']).optional(),
     FEEDBACK_DIR: z.string().trim().min(1).default('data/feedback'),
     /** Keep every upload with its prediction (the original's production branch did). */
@@ -69,6 +77,7 @@ const schema = z
       inferenceTimeoutMs: e.INFERENCE_TIMEOUT_MS,
       maxUploadBytes: e.MAX_UPLOAD_BYTES,
       maxImagePixels: e.MAX_IMAGE_PIXELS,
+      decodeConcurrency: e.DECODE_CONCURRENCY,
       feedback: {
         storage,
         dir: e.FEEDBACK_DIR,

@@ -4,7 +4,15 @@ import { decodeImage, preprocessImage } from '@gourmetgram/image-preprocess';
 import { env } from '../env';
 import type { Prediction } from '../lib/types';
 import { GatewayError } from './errors';
+import { Semaphore } from './semaphore';
 import { getModelInfo, resetModelInfo, tritonClient } from './triton';
+
+let decodeGate: Semaphore | undefined;
+function gate(): Semaphore {
+  const { decodeConcurrency } = env();
+  if (decodeGate?.limit !== decodeConcurrency) decodeGate = new Semaphore(decodeConcurrency);
+  return decodeGate;
+}
 
 /** Numerically stable softmax in float64. */
 export function softmax(logits: ArrayLike<number>): Float64Array {
@@ -55,7 +63,7 @@ export async function classify(bytes: Uint8Array, opts: ClassifyOptions): Promis
   let t3: number; // end of inference
   try {
     if (model.path === 'tensor') {
-      const pre = await preprocessImage(bytes, model.preprocess, limits);
+      const pre = await gate().run(() => preprocessImage(bytes, model.preprocess, limits), opts.signal);
       decodeMs = pre.timings.decodeMs;
       preprocessMs = pre.timings.preprocessMs;
       image = { format: pre.image.format, width: pre.image.width, height: pre.image.height };
@@ -84,7 +92,7 @@ export async function classify(bytes: Uint8Array, opts: ClassifyOptions): Promis
     } else {
       // Validate like the tensor path (same 400/415 errors), then send the file's own bytes.
       const d0 = performance.now();
-      const decoded = await decodeImage(bytes, limits);
+      const decoded = await gate().run(() => decodeImage(bytes, limits), opts.signal);
       image = { format: decoded.format, width: decoded.width, height: decoded.height };
       const d1 = performance.now();
       decodeMs = d1 - d0;
