@@ -10,8 +10,8 @@
  * instance is then re-hosted in its own worker with the same spec, and the main-thread session is
  * released. Other backends (identity) stay on the main thread.
  *
- * Costs: inputs are copied into the worker (structured clone, timed into `compute_input`), outputs
- * are transferred back without copying. Loading creates each session twice (once to validate).
+ * Costs: each input is copied once into the worker (timed into `compute_input`), outputs are
+ * transferred back without copying. Loading creates each session twice (once to validate).
  * @packageDocumentation
  */
 import { createRequire } from 'node:module';
@@ -130,10 +130,20 @@ export class WorkerModelInstance implements RuntimeModelInstance {
     const id = this.nextId++;
     return new Promise<ExecutionResult>((resolve, reject) => {
       const t0 = process.hrtime.bigint();
-      const message: ToWorker = { type: 'execute', id, inputs: [...inputs.values()] };
+      // One compact copy per fixed-size input, transferred: cloning a view would copy its whole
+      // underlying buffer (e.g. the entire HTTP body), and transferring the caller's own buffer
+      // would detach it.
+      const transfer: ArrayBuffer[] = [];
+      const tensors = [...inputs.values()].map((t): Tensor => {
+        if (Array.isArray(t.data)) return t;
+        const copy = t.data.slice();
+        transfer.push(copy.buffer);
+        return { ...t, data: copy };
+      });
+      const message: ToWorker = { type: 'execute', id, inputs: tensors };
       this.pending.set(id, { resolve, reject, sentNs: 0n });
       try {
-        this.worker.postMessage(message);
+        this.worker.postMessage(message, transfer);
       } catch (error) {
         this.pending.delete(id);
         reject(

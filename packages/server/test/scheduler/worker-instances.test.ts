@@ -63,7 +63,10 @@ describe('createWorkerInstances', () => {
   });
 
   it('executes in the worker and returns outputs and timings', async () => {
-    const result = await (instances[0] as RuntimeModelInstance).execute(inputs(2, 10));
+    const sent = inputs(2, 10);
+    const result = await (instances[0] as RuntimeModelInstance).execute(sent);
+    // The caller's arrays are copied, never transferred (detached) into the worker.
+    expect(sent.get('INPUT0')?.data).toHaveLength(32);
     const sum = result.outputs.get('OUTPUT0');
     expect(sum?.shape).toEqual([2, 16]);
     expect([...(sum?.data as Int32Array)].slice(0, 3)).toEqual([11, 12, 13]);
