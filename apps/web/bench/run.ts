@@ -110,6 +110,19 @@ function merge(phases: Phase[]): Phase {
   );
 }
 
+/** CPU ms (user + system) consumed so far by a process tree, from /proc. */
+const TICK_MS = 1000 / Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim() || 100);
+function cpuMs(pid: number): number {
+  return treePids(pid).reduce((sum, p) => {
+    try {
+      const fields = readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      return sum + (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+    } catch {
+      return sum;
+    }
+  }, 0);
+}
+
 function treePids(pid: number): number[] {
   const out = [pid];
   const r = spawnSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' });
@@ -236,11 +249,30 @@ async function main() {
     splitN++;
   };
 
+  // CPU ms per operation of each process, per phase (includes warm-up; a fair split of the 2 cores).
+  const cpu: Record<string, { bench: number; web: number; triton: number; ops: number }> = {};
+  const measured = async (name: string, op: (i: number) => Promise<void>) => {
+    const b0 = process.cpuUsage();
+    const w0 = cpuMs(next.pid!);
+    const t0 = cpuMs(triton.pid!);
+    let ops = 0;
+    const phase = await closedLoop(name, async (i) => {
+      await op(i);
+      ops++;
+    });
+    const b1 = process.cpuUsage(b0);
+    const c = (cpu[name] ??= { bench: 0, web: 0, triton: 0, ops: 0 });
+    c.bench += (b1.user + b1.system) / 1000;
+    c.web += cpuMs(next.pid!) - w0;
+    c.triton += cpuMs(triton.pid!) - t0;
+    c.ops += ops;
+    return phase;
+  };
   const rounds: { pre: Phase; infer: Phase; gateway: Phase }[] = [];
   for (let r = 0; r < ROUNDS; r++) {
-    const pre = await closedLoop('preprocess alone', preOp);
-    const infer = await closedLoop('direct infer alone', inferOp);
-    const gateway = await closedLoop('gateway /api/predict', gatewayOp);
+    const pre = await measured('preprocess alone', preOp);
+    const infer = await measured('direct infer alone', inferOp);
+    const gateway = await measured('gateway /api/predict', gatewayOp);
     const c = 1 / (1 / pre.rate + 1 / infer.rate);
     console.log(
       `round ${r + 1}: pre ${pre.rate.toFixed(1)}/s, infer ${infer.rate.toFixed(1)}/s, ceiling ${c.toFixed(1)}/s, gateway ${gateway.rate.toFixed(1)}/s → ${(gateway.rate / c).toFixed(3)}`,
@@ -275,6 +307,11 @@ async function main() {
       `gateway server-side split (mean ms): ${Object.entries(split)
         .map(([k, v]) => `${k} ${(v / splitN).toFixed(1)}`)
         .join(', ')}`,
+      'CPU ms per operation (bench process / web server / inference server):',
+      ...Object.entries(cpu).map(
+        ([k, c]) =>
+          `  ${k.padEnd(22)} ${(c.bench / c.ops).toFixed(1)} / ${(c.web / c.ops).toFixed(1)} / ${(c.triton / c.ops).toFixed(1)}  = ${((c.bench + c.web + c.triton) / c.ops).toFixed(1)} ms`,
+      ),
       `web server peak RSS        = ${(Math.max(peakRss, hwm) / 1024).toFixed(0)} MiB (sampled tree RSS ${(peakRss / 1024).toFixed(0)} MiB, max process VmHWM ${(hwm / 1024).toFixed(0)} MiB)`,
     ].join('\n'),
   );

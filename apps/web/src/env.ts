@@ -51,8 +51,9 @@ const schema = z
       .default(Math.max(4, availableParallelism() * 2)),
     FEEDBACK_STORAGE: z.enum(['local', 's3', 'none']).optional(),
     FEEDBACK_DIR: z.string().trim().min(1).default('data/feedback'),
-    /** Keep every upload with its prediction (the original's production branch did). */
-    FEEDBACK_SAVE_PREDICTIONS: bool.default(true),
+    /** Persist every upload with its prediction (the original's production branch did); by default
+     * only predictions that receive feedback are persisted (like Gradio's flagging). */
+    FEEDBACK_SAVE_PREDICTIONS: bool.default(false),
     S3_ENDPOINT: z.string().trim().url().optional(),
     S3_BUCKET: z.string().trim().min(3).default('gourmetgram-feedback'),
     S3_REGION: z.string().trim().min(1).default('us-east-1'),

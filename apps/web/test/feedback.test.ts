@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RunningServer } from '@tritonserver-ts/server';
@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GET as feedbackGET } from '../src/app/api/feedback/[id]/route';
 import { POST as feedbackPOST } from '../src/app/api/feedback/route';
 import { POST } from '../src/app/api/predict/route';
-import { feedbackStore } from '../src/server/feedback-store';
+import { FeedbackStore, LocalBlobStore, feedbackStore } from '../src/server/feedback-store';
 import type { ApiError, FeedbackRecord, Prediction } from '../src/lib/types';
 import { json, photo, startEmbedded, uploadRequest, useEnv } from './helpers';
 
@@ -75,6 +75,37 @@ describe('feedback (local directory store)', () => {
     expect(readFileSync(join(dir, rec.upload!.key)).equals(bytes)).toBe(true);
     // No temp files left behind.
     expect(readdirSync(join(dir, 'feedback', p.requestId)).filter((f) => f.includes('.tmp-'))).toEqual([]);
+  });
+
+  it('by default persists a prediction only when it gets feedback (like Gradio flagging)', async () => {
+    const p = await json<Prediction>(await POST(uploadRequest(photo('A001'))));
+    await feedbackStore()?.flush();
+    expect(existsSync(join(dir, 'predictions', `${p.requestId}.json`))).toBe(false);
+    expect((await post({ predictionId: p.requestId, kind: 'flag' })).status).toBe(201);
+    expect(existsSync(join(dir, 'predictions', `${p.requestId}.json`))).toBe(true);
+    expect(readFileSync(join(dir, 'uploads', `${p.requestId}.jpg`)).equals(photo('A001'))).toBe(true);
+  });
+
+  it('with FEEDBACK_SAVE_PREDICTIONS=true persists every prediction as it happens', async () => {
+    useEnv({ FEEDBACK_SAVE_PREDICTIONS: 'true' });
+    try {
+      const p = await json<Prediction>(await POST(uploadRequest(photo('L001'))));
+      await feedbackStore()?.flush();
+      expect(readFileSync(join(dir, 'uploads', `${p.requestId}.jpg`)).equals(photo('L001'))).toBe(true);
+      const rec = await json<FeedbackRecord>(await get(p.requestId));
+      expect(rec.events).toEqual([]);
+      expect(rec.prediction?.label).toBe(p.label);
+    } finally {
+      useEnv({ FEEDBACK_SAVE_PREDICTIONS: undefined });
+    }
+  });
+
+  it('forgets the oldest unsaved predictions beyond its memory bound', async () => {
+    const store = new FeedbackStore(new LocalBlobStore(dir), { entries: 2, bytes: 1024 * 1024 });
+    const base = (await json<Prediction>(await POST(uploadRequest(photo('A001')))));
+    for (const id of ['mem-1', 'mem-2', 'mem-3']) store.remember({ ...base, requestId: id }, photo('A001'));
+    await expect(store.addEvent('mem-1', { kind: 'flag' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect(store.addEvent('mem-3', { kind: 'flag' })).resolves.toMatchObject({ kind: 'flag' });
   });
 
   it('404 for an unknown prediction, 400 for bad bodies', async () => {

@@ -19,10 +19,12 @@ export async function predictResponse(
     const bytes = await getBytes();
     const prediction: Prediction = await classify(bytes, { requestId, signal: req.signal });
     const { feedback, log } = env();
-    if (feedback.savePredictions) {
+    const store = feedbackStore();
+    store?.remember(prediction, bytes);
+    if (store && feedback.savePredictions) {
       // Off the response path; feedback for this id waits for it.
-      feedbackStore()
-        ?.savePrediction(prediction, bytes)
+      store
+        .savePrediction(prediction, bytes)
         .catch((err: unknown) =>
           logLine({ level: 'error', route, ...ids, msg: 'saving prediction failed', err: String(err) }),
         );
