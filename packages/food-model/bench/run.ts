@@ -12,7 +12,7 @@ import type { BuildReport } from '../src/build.js';
 import { buildFoodModel, datasetSplit } from '../src/build.js';
 import { INPUT_NAME } from '../src/contract.js';
 import { CACHE_DIR, MODEL_FILE, PACKAGE_DIR, REPORT_FILE } from '../src/paths.js';
-import { IMAGE_FLOATS, preprocessImage } from '../src/preprocess.js';
+import { IMAGE_FLOATS, preprocessPhoto, servingPreprocessConfig } from '../src/preprocessing.js';
 
 function stats(samples: number[]): { meanMs: number; p50Ms: number; p90Ms: number } {
   const s = [...samples].sort((a, b) => a - b);
@@ -28,11 +28,12 @@ function stats(samples: number[]): { meanMs: number; p50Ms: number; p90Ms: numbe
 const { labelled, heldOut } = datasetSplit();
 const paths = labelled.filter((_, i) => heldOut[i]).map((p) => p.path);
 
+const preprocess = servingPreprocessConfig();
 const preprocessMs: number[] = [];
 const images: Float32Array[] = [];
 for (const p of paths.slice(0, 16)) {
   const t = performance.now();
-  images.push(await preprocessImage(p));
+  images.push(await preprocessPhoto(p, preprocess));
   preprocessMs.push(performance.now() - t);
 }
 

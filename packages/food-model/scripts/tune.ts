@@ -8,19 +8,23 @@ import { loadNsfwjsMobileNetV2 } from '../src/convert/tfjs-artifacts.js';
 import { listPhotos } from '../src/dataset.js';
 import { cachedFeatures } from '../src/features.js';
 import { buildFeatureExtractor, FEATURE_DIM } from '../src/graph.js';
+import { CACHE_DIR } from '../src/paths.js';
+import { servingPreprocessConfig } from '../src/preprocessing.js';
 import { heldOutMask, stratifiedFolds } from '../src/train/splits.js';
 import { predictLogits, trainSoftmax } from '../src/train/softmax.js';
 
 const t0 = performance.now();
 const model = loadNsfwjsMobileNetV2();
-const extractor = buildFeatureExtractor(model);
+const preprocess = servingPreprocessConfig();
+const extractor = buildFeatureExtractor(model, preprocess);
 const t1 = performance.now();
 const photos = listPhotos().filter((p) => p.label !== null);
 const labels = photos.map((p) => FOOD11_CLASSES.indexOf(p.label as (typeof FOOD11_CLASSES)[number]));
 const { features, cached } = await cachedFeatures(
   extractor,
   photos.map((p) => p.path),
-  '.cache',
+  preprocess,
+  CACHE_DIR,
 );
 const t2 = performance.now();
 console.log(`convert ${(t1 - t0).toFixed(0)} ms, features ${(t2 - t1).toFixed(0)} ms cached=${cached}`);

@@ -1,7 +1,8 @@
 /**
- * The model build: convert the backbone, extract features of the labelled photos (cached), evaluate
- * (stratified 5-fold CV on the training split, held-out split), train the final head on the training
- * split, write the ONNX model atomically and a JSON report.
+ * The model build: convert the backbone, extract features of the labelled photos (cached; the photos
+ * are preprocessed exactly like serving, from the `preprocess_*` parameters of the model's
+ * `config.pbtxt`), evaluate (stratified 5-fold CV on the training split, held-out split), train the
+ * final head on the training split, write the ONNX model atomically and a JSON report.
  */
 import { createHash } from 'node:crypto';
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
@@ -26,7 +27,13 @@ import {
 import type { SoftmaxOptions } from './train/softmax.js';
 import { DEFAULT_SOFTMAX_OPTIONS, toRawLinearHead, trainSoftmax } from './train/softmax.js';
 import { heldOutMask } from './train/splits.js';
-import { REPO_ROOT } from './paths.js';
+import { MODEL_CONFIG_FILE, REPO_ROOT } from './paths.js';
+import type { PreprocessConfig } from './preprocessing.js';
+import {
+  preprocessImplementationId,
+  preprocessParameters,
+  servingPreprocessConfig,
+} from './preprocessing.js';
 
 /** Held-out split: every 5th photo of each class (ranks 2, 7, 12, … in code order). */
 export const HELD_OUT = { every: 5, offset: 2 } as const;
@@ -41,6 +48,11 @@ export interface BuildOptions {
   reportFile: string;
   /** Directory for the feature cache. */
   cacheDir: string;
+  /**
+   * The Triton config whose `preprocess_*` parameters define how photos become model input (default:
+   * `models_staging/food_classifier_onnx/config.pbtxt`, the one serving reads).
+   */
+  modelConfigFile?: string;
   /** Hash of the build inputs, recorded in the report (see `ensure.ts`). */
   inputsHash?: string;
   /** Progress output (default: none). */
@@ -51,6 +63,14 @@ export interface BuildOptions {
 export interface BuildReport {
   model: { file: string; sha256: string; bytes: number };
   inputsHash: string | null;
+  /** How the photos were preprocessed: the config's parameters and what they resolve to. */
+  preprocessing: {
+    configFile: string;
+    parameters: Record<string, string>;
+    resolved: PreprocessConfig;
+    /** Hash of the preprocessing code that ran (`preprocessImplementationId`). */
+    implementationId: string;
+  };
   dataset: {
     photos: number;
     labelled: number;
@@ -94,8 +114,10 @@ export async function buildFoodModel(
 ): Promise<{ report: BuildReport; modelBytes: Uint8Array }> {
   const log = options.log ?? (() => undefined);
   const t0 = performance.now();
+  const configFile = options.modelConfigFile ?? MODEL_CONFIG_FILE;
+  const preprocess = servingPreprocessConfig(configFile);
   const backbone: TfjsLayersModelArtifacts = loadNsfwjsMobileNetV2();
-  const extractor = buildFeatureExtractor(backbone);
+  const extractor = buildFeatureExtractor(backbone, preprocess);
   const t1 = performance.now();
   log(`converted MobileNetV2 (${backbone.layers.length} Keras layers) in ${(t1 - t0).toFixed(0)} ms`);
 
@@ -107,6 +129,7 @@ export async function buildFoodModel(
   const { features, cached } = await cachedFeatures(
     extractor,
     labelled.map((p) => p.path),
+    preprocess,
     options.cacheDir,
   );
   const t2 = performance.now();
@@ -136,7 +159,7 @@ export async function buildFoodModel(
   const t3 = performance.now();
   if (!Number.isFinite(model.loss)) throw new FoodModelError('TRAINING_FAILED', 'non-finite loss');
 
-  const modelBytes = buildFoodClassifier(backbone, toRawLinearHead(model));
+  const modelBytes = buildFoodClassifier(backbone, toRawLinearHead(model), preprocess);
   const sha256 = createHash('sha256').update(modelBytes).digest('hex');
   mkdirSync(dirname(options.modelFile), { recursive: true });
   const tmp = `${options.modelFile}.${process.pid}.tmp`;
@@ -152,6 +175,12 @@ export async function buildFoodModel(
   const report: BuildReport = {
     model: { file: relative(REPO_ROOT, options.modelFile), sha256, bytes: modelBytes.byteLength },
     inputsHash: options.inputsHash ?? null,
+    preprocessing: {
+      configFile: relative(REPO_ROOT, configFile),
+      parameters: preprocessParameters(configFile),
+      resolved: preprocess,
+      implementationId: preprocessImplementationId(),
+    },
     dataset: {
       photos: photos.length,
       labelled: labelled.length,
@@ -190,8 +219,11 @@ export async function buildFoodModel(
 export function summarize(report: BuildReport): string {
   const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
   const a = report.accuracy;
+  const p = report.preprocessing.resolved;
   return [
     `Food-11 model: ${report.model.file} (${(report.model.bytes / 1e6).toFixed(1)} MB, sha256 ${report.model.sha256.slice(0, 16)}…)`,
+    `  preprocessing (${report.preprocessing.configFile} parameters, @gourmetgram/image-preprocess): ` +
+      `${p.resize} ${p.height}×${p.width}, ${p.kernel} (${p.resampler} resampler), ${p.layout} ${p.color}`,
     `  photos: ${report.dataset.labelled} labelled of ${report.dataset.photos}; excluded ${report.dataset.excluded.count} ` +
       `(groups ${Object.entries(report.dataset.excluded.byGroupLetter)
         .map(([k, v]) => `${k}:${v}`)

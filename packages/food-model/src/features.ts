@@ -1,14 +1,21 @@
 /**
  * Extracts the 1280-d pooled MobileNetV2 features of photos with the converted backbone in
- * onnxruntime-node, in batches, and caches them on disk keyed by everything they depend on.
+ * onnxruntime-node, in batches, and caches them on disk keyed by everything they depend on. Photos
+ * are preprocessed exactly like serving (see `preprocessing.ts`).
  */
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import * as ort from 'onnxruntime-node';
-import { INPUT_NAME, INPUT_SIZE, PREPROCESS_PARAMETERS } from './contract.js';
+import { INPUT_NAME, INPUT_SIZE } from './contract.js';
 import { FEATURE_DIM } from './graph.js';
-import { IMAGE_FLOATS, preprocessImage } from './preprocess.js';
+import type { PreprocessConfig } from './preprocessing.js';
+import {
+  IMAGE_FLOATS,
+  preprocessConfigId,
+  preprocessImplementationId,
+  preprocessPhoto,
+} from './preprocessing.js';
 
 /**
  * Features are rounded to multiples of 2^-12 before training, so tiny run-to-run or host-to-host
@@ -32,10 +39,14 @@ export function quantizeFeatures(data: Float32Array): Float32Array {
   return data;
 }
 
-/** Runs the feature extractor over the photos; returns row-major `[paths.length, 1280]`, quantised. */
+/**
+ * Preprocesses the photos with `preprocess` (the serving config) and runs the feature extractor over
+ * them; returns row-major `[paths.length, 1280]`, quantised.
+ */
 export async function extractFeatures(
   extractorOnnx: Uint8Array,
   paths: readonly string[],
+  preprocess: PreprocessConfig,
   options: ExtractOptions = {},
 ): Promise<Float32Array> {
   const batchSize = options.batchSize ?? 16;
@@ -47,17 +58,24 @@ export async function extractFeatures(
   });
   try {
     const out = new Float32Array(paths.length * FEATURE_DIM);
-    // Decode the next batch while the current one runs.
-    const decode = (start: number): Promise<Float32Array[]> =>
-      Promise.all(paths.slice(start, start + batchSize).map((p) => preprocessImage(p)));
+    // Decode the next batch while the current one runs; each photo is written into its batch slot.
+    const decode = async (start: number): Promise<Float32Array> => {
+      const slice = paths.slice(start, start + batchSize);
+      const batch = new Float32Array(slice.length * IMAGE_FLOATS);
+      await Promise.all(
+        slice.map((p, i) =>
+          preprocessPhoto(p, preprocess, batch.subarray(i * IMAGE_FLOATS, (i + 1) * IMAGE_FLOATS)),
+        ),
+      );
+      return batch;
+    };
     let pending = decode(0);
     for (let start = 0; start < paths.length; start += batchSize) {
-      const images = await pending;
+      const batch = await pending;
       if (start + batchSize < paths.length) pending = decode(start + batchSize);
-      const batch = new Float32Array(images.length * IMAGE_FLOATS);
-      images.forEach((img, i) => batch.set(img, i * IMAGE_FLOATS));
+      const count = batch.length / IMAGE_FLOATS;
       const result = await session.run({
-        [INPUT_NAME]: new ort.Tensor('float32', batch, [images.length, 3, INPUT_SIZE, INPUT_SIZE]),
+        [INPUT_NAME]: new ort.Tensor('float32', batch, [count, 3, INPUT_SIZE, INPUT_SIZE]),
       });
       const features = result.features?.data as Float32Array;
       out.set(features, start * FEATURE_DIM);
@@ -68,12 +86,20 @@ export async function extractFeatures(
   }
 }
 
-/** Cache key over the extractor bytes, the preprocessing and every photo's bytes. */
-export function featureCacheKey(extractorOnnx: Uint8Array, paths: readonly string[]): string {
+/**
+ * Cache key over the extractor bytes, the preprocessing (the resolved serving config and the
+ * preprocessing code that runs, see {@link preprocessImplementationId}) and every photo's bytes.
+ */
+export function featureCacheKey(
+  extractorOnnx: Uint8Array,
+  paths: readonly string[],
+  preprocess: PreprocessConfig,
+): string {
   const h = createHash('sha256');
-  h.update('features-v1\0');
+  h.update('features-v2\0');
   h.update(createHash('sha256').update(extractorOnnx).digest());
-  h.update(JSON.stringify(PREPROCESS_PARAMETERS));
+  h.update(`${preprocessConfigId(preprocess)}\0`);
+  h.update(`${preprocessImplementationId()}\0`);
   h.update(String(FEATURE_QUANTUM));
   for (const p of paths) {
     h.update(p.slice(p.lastIndexOf('/') + 1));
@@ -89,10 +115,11 @@ export function featureCacheKey(extractorOnnx: Uint8Array, paths: readonly strin
 export async function cachedFeatures(
   extractorOnnx: Uint8Array,
   paths: readonly string[],
+  preprocess: PreprocessConfig,
   cacheDir: string,
   options: ExtractOptions = {},
 ): Promise<{ features: Float32Array; cached: boolean; key: string }> {
-  const key = featureCacheKey(extractorOnnx, paths);
+  const key = featureCacheKey(extractorOnnx, paths, preprocess);
   const file = join(cacheDir, `features-${key.slice(0, 24)}.f32`);
   try {
     const buf = readFileSync(file);
@@ -103,7 +130,7 @@ export async function cachedFeatures(
   } catch {
     // no cache yet
   }
-  const features = await extractFeatures(extractorOnnx, paths, options);
+  const features = await extractFeatures(extractorOnnx, paths, preprocess, options);
   mkdirSync(dirname(file), { recursive: true });
   const tmp = `${file}.${process.pid}.tmp`;
   writeFileSync(tmp, new Uint8Array(features.buffer, features.byteOffset, features.byteLength));

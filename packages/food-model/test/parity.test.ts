@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { decodeImage, resizeRgb } from '@gourmetgram/image-preprocess';
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
 import * as tfl from '@tensorflow/tfjs-layers';
@@ -7,8 +9,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { convertLayersModel } from '../src/convert/keras-to-onnx.js';
 import type { TfjsLayersModelArtifacts } from '../src/convert/tfjs-artifacts.js';
 import { loadNsfwjsMobileNetV2 } from '../src/convert/tfjs-artifacts.js';
-import { decodeRgb } from '../src/preprocess.js';
 import { FEATURE_LAYER } from '../src/graph.js';
+import { servingPreprocessConfig } from '../src/preprocessing.js';
 import { samplePhotos } from './fixtures.js';
 
 /** The whole nsfwjs model as ONNX: `rgb` (NCHW, 0..1) → pooled features and the 5 NSFW probabilities. */
@@ -43,8 +45,10 @@ describe('converter parity with TF.js (CPU backend) on real photos', () => {
     const px = 224 * 224;
     nhwc = new Float32Array(n * px * 3);
     nchw = new Float32Array(n * px * 3);
+    const preprocess = servingPreprocessConfig();
     for (let b = 0; b < n; b++) {
-      const rgb = await decodeRgb(photos[b] as string);
+      // The serving resize (RGB bytes before normalisation): the backbone's own input is RGB/255.
+      const rgb = await resizeRgb(await decodeImage(readFileSync(photos[b] as string)), preprocess);
       for (let i = 0; i < px; i++) {
         for (let c = 0; c < 3; c++) {
           const v = (rgb[i * 3 + c] ?? 0) / 255;

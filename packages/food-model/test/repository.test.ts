@@ -2,19 +2,26 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { beforeAll, describe, expect, it } from 'vitest';
-import {
-  FOOD11_CLASSES,
-  INPUT_NAME,
-  MAX_BATCH_SIZE,
-  MODEL_NAME,
-  OUTPUT_NAME,
-  PREPROCESS_PARAMETERS,
-} from '../src/contract.js';
+import { FOOD11_CLASSES, INPUT_NAME, MAX_BATCH_SIZE, MODEL_NAME, OUTPUT_NAME } from '../src/contract.js';
 import { MODEL_DIR, MODEL_FILE } from '../src/paths.js';
-import type { PbMessage } from './pbtxt.js';
-import { one, parameterMap, parsePbtxt, str } from './pbtxt.js';
+import type { PbMessage } from '../src/pbtxt.js';
+import { one, parameterMap, parsePbtxt, str } from '../src/pbtxt.js';
 
 const read = (rel: string): string => readFileSync(join(MODEL_DIR, rel), 'utf8');
+
+/**
+ * The seed model's preprocessing (torchvision `Resize((224, 224))` on PIL, ImageNet mean/std, RGB,
+ * CHW): the contract config.pbtxt must declare. The build reads config.pbtxt, not this list.
+ */
+const SEED_CONTRACT_PARAMETERS = {
+  preprocess_resize: 'squash',
+  preprocess_size: '224',
+  preprocess_mean: '0.485,0.456,0.406',
+  preprocess_std: '0.229,0.224,0.225',
+  preprocess_layout: 'CHW',
+  preprocess_color: 'RGB',
+  preprocess_kernel: 'linear',
+};
 
 describe('models_staging/food_classifier_onnx', () => {
   let session: ort.InferenceSession;
@@ -58,7 +65,7 @@ describe('models_staging/food_classifier_onnx', () => {
       expect(inMeta.shape.slice(1)).toEqual(input.dims);
       expect(outMeta.shape.slice(1)).toEqual(output.dims);
       expect(one(cfg, 'dynamic_batching')).toBeTypeOf('object');
-      expect(parameterMap(cfg)).toEqual(PREPROCESS_PARAMETERS);
+      expect(parameterMap(cfg)).toEqual(SEED_CONTRACT_PARAMETERS);
     });
   }
 
