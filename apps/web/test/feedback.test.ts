@@ -102,7 +102,7 @@ describe('feedback (local directory store)', () => {
 
   it('forgets the oldest unsaved predictions beyond its memory bound', async () => {
     const store = new FeedbackStore(new LocalBlobStore(dir), { entries: 2, bytes: 1024 * 1024 });
-    const base = (await json<Prediction>(await POST(uploadRequest(photo('A001')))));
+    const base = await json<Prediction>(await POST(uploadRequest(photo('A001'))));
     for (const id of ['mem-1', 'mem-2', 'mem-3']) store.remember({ ...base, requestId: id }, photo('A001'));
     await expect(store.addEvent('mem-1', { kind: 'flag' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
     await expect(store.addEvent('mem-3', { kind: 'flag' })).resolves.toMatchObject({ kind: 'flag' });

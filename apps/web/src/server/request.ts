@@ -1,6 +1,8 @@
 import 'server-only';
 import { randomUUID } from 'node:crypto';
 import { GatewayError } from './errors';
+import type { MultipartPart } from './multipart';
+import { boundaryOf, parseMultipart } from './multipart';
 
 /**
  * Ids of one request: `requestId` is always generated here (it names the stored prediction, so a
@@ -53,18 +55,24 @@ export async function readUpload(
     }
     chunks.push(value);
   }
-  let form: FormData;
+  const boundary = boundaryOf(type);
+  if (!boundary) throw new GatewayError('INVALID_REQUEST', 'The multipart content type has no boundary.');
+  let parts: MultipartPart[];
   try {
-    form = await new Response(Buffer.concat(chunks), { headers: { 'content-type': type } }).formData();
+    parts = parseMultipart(Buffer.concat(chunks, total), boundary);
   } catch (err) {
     throw new GatewayError('INVALID_REQUEST', 'The multipart body could not be parsed.', { cause: err });
   }
-  const file = form.get('file');
-  if (!file || typeof file === 'string') {
+  const file = parts.find((p) => p.name === 'file' && p.filename !== undefined);
+  if (!file) {
     throw new GatewayError('MISSING_FILE', 'Attach the photo in a multipart field named "file".');
   }
-  if (file.size > maxBytes) throw tooLarge();
-  return { bytes: new Uint8Array(await file.arrayBuffer()), name: file.name, type: file.type };
+  if (file.data.byteLength > maxBytes) throw tooLarge();
+  return {
+    bytes: file.data,
+    name: file.filename ?? 'upload',
+    type: file.contentType ?? 'application/octet-stream',
+  };
 }
 
 /** One structured log line per request. */
