@@ -133,9 +133,12 @@ describe('food_classifier (Python backend) on the real food model', () => {
       accuracy?: { heldOut?: number };
     };
     expect(accuracy).toBeGreaterThanOrEqual(0.8);
-    // The build computed its features with sharp's own linear resize, the app and this model with
-    // Pillow's filter: a photo or two near a decision boundary may land differently (within 5 points).
-    if (report.accuracy?.heldOut !== undefined) expect(accuracy).toBeCloseTo(report.accuracy.heldOut, 1);
+    // The build preprocesses with @gourmetgram/image-preprocess (Pillow-exact resize from the same
+    // config parameters), so training and serving agree; only the JPEG decoder differs (libvips vs
+    // Pillow), which may move at most one borderline photo.
+    if (report.accuracy?.heldOut !== undefined) {
+      expect(Math.abs(correct - report.accuracy.heldOut * heldOut.length)).toBeLessThanOrEqual(1);
+    }
   });
 
   it('fails only the bad request of a batch, with a message naming the row', () => {
