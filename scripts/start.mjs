@@ -1,8 +1,16 @@
 #!/usr/bin/env node
-// `npm start`: build what is missing, then run the embedded Triton-compatible server on models_staging/.
+// `npm start`: build what is missing (packages, the web app, the demo food model), start the embedded
+// Triton-compatible server on models_staging/ and the production web app, and print the URL.
+//
+// Environment:
+//   PORT                web app port (default 3000)
+//   TRITON_HTTP_PORT    embedded server HTTP port (default 8000); metrics on TRITON_METRICS_PORT (8002)
+//   TRITON_SERVER_URL   when set, no embedded server is started: the app talks to that server
+//                       (a real Triton, `host:port` or a URL), exactly as in production.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const root = new URL('..', import.meta.url).pathname;
 const env = {
@@ -12,24 +20,84 @@ const env = {
   DO_NOT_TRACK: '1',
 };
 
-const build = spawnSync('npx', ['turbo', 'run', 'build'], { cwd: root, stdio: 'inherit', env });
-if (build.status !== 0) process.exit(build.status ?? 1);
-const model = spawnSync('npm', ['run', 'model:ensure', '-w', '@gourmetgram/food-model'], {
-  cwd: root,
-  stdio: 'inherit',
-  env,
-});
-if (model.status !== 0) process.exit(model.status ?? 1);
-
-const cli = join(root, 'packages/server/dist/cli.js');
-if (!existsSync(cli)) {
-  console.error(`missing ${cli}: the server build did not produce its CLI`);
-  process.exit(1);
+function step(label, cmd, args) {
+  console.log(`\n=== ${label}`);
+  const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', env });
+  if (r.status !== 0) {
+    console.error(`npm start: ${label} failed (exit ${r.status ?? r.signal})`);
+    process.exit(r.status ?? 1);
+  }
 }
-const server = spawn(process.execPath, [cli, `--model-repository=${join(root, 'models_staging')}`], {
-  cwd: root,
-  stdio: 'inherit',
-  env,
-});
-for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => server.kill(sig));
-server.on('exit', (code) => process.exit(code ?? 0));
+
+step('build packages and the web app', 'npx', ['turbo', 'run', 'build']);
+step('ensure the demo food model', 'npm', ['run', 'model:ensure', '-w', '@gourmetgram/food-model']);
+
+const children = [];
+let stopping = false;
+function stopAll(code) {
+  if (stopping) return;
+  stopping = true;
+  for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
+  setTimeout(() => process.exit(code), 200).unref();
+}
+for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => stopAll(0));
+
+function launch(name, args, extraEnv) {
+  const child = spawn(process.execPath, args, { cwd: root, stdio: 'inherit', env: { ...env, ...extraEnv } });
+  child.on('exit', (code, signal) => {
+    if (!stopping) {
+      console.error(`npm start: ${name} exited (${code ?? signal}); stopping`);
+      stopAll(code ?? 1);
+    }
+  });
+  children.push(child);
+  return child;
+}
+
+async function waitReady(url, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      const res = await fetch(url);
+      if (res.status === 200) return true;
+    } catch {
+      // not listening yet
+    }
+    await sleep(250);
+  }
+  return false;
+}
+
+let tritonUrl = process.env.TRITON_SERVER_URL;
+if (tritonUrl === undefined || tritonUrl === '') {
+  const httpPort = process.env.TRITON_HTTP_PORT ?? '8000';
+  const metricsPort = process.env.TRITON_METRICS_PORT ?? '8002';
+  const cli = join(root, 'packages/server/dist/cli.js');
+  if (!existsSync(cli)) {
+    console.error(`npm start: missing ${cli}: the server build did not produce its CLI`);
+    process.exit(1);
+  }
+  launch('embedded server', [
+    cli,
+    `--model-repository=${join(root, 'models_staging')}`,
+    `--http-port=${httpPort}`,
+    `--metrics-port=${metricsPort}`,
+  ]);
+  tritonUrl = `localhost:${httpPort}`;
+  const base = `http://127.0.0.1:${httpPort}`;
+  if (!(await waitReady(`${base}/v2/health/ready`, 120_000))) {
+    console.error(`npm start: the embedded server at ${base} did not become ready within 120 s`);
+    stopAll(1);
+  }
+} else {
+  console.log(`\nTRITON_SERVER_URL=${tritonUrl}: using that server, not starting the embedded one.`);
+}
+
+const port = process.env.PORT ?? '3000';
+launch('web app', [join(root, 'apps/web/scripts/start.mjs')], { PORT: port, TRITON_SERVER_URL: tritonUrl });
+if (await waitReady(`http://127.0.0.1:${port}/api/health`, 120_000)) {
+  console.log(`\nGourmetGram is running: http://localhost:${port}  (inference server: ${tritonUrl})`);
+  console.log('Press Ctrl+C to stop.');
+} else {
+  console.error(`npm start: the web app did not answer /api/health on port ${port} within 120 s`);
+}
