@@ -312,6 +312,15 @@ async function main() {
         ([k, c]) =>
           `  ${k.padEnd(22)} ${(c.bench / c.ops).toFixed(1)} / ${(c.web / c.ops).toFixed(1)} / ${(c.triton / c.ops).toFixed(1)}  = ${((c.bench + c.web + c.triton) / c.ops).toFixed(1)} ms`,
       ),
+      (() => {
+        const per = (k: string) => {
+          const c = cpu[k]!;
+          return { all: (c.bench + c.web + c.triton) / c.ops, servers: (c.web + c.triton) / c.ops };
+        };
+        const need = per('preprocess alone').all + per('direct infer alone').all;
+        const g = per('gateway /api/predict');
+        return `CPU efficiency: (pre + infer) / gateway = ${(need / g.all).toFixed(3)} counting the load generator, ${(need / g.servers).toFixed(3)} counting only the web and inference servers`;
+      })(),
       `web server peak RSS        = ${(Math.max(peakRss, hwm) / 1024).toFixed(0)} MiB (sampled tree RSS ${(peakRss / 1024).toFixed(0)} MiB, max process VmHWM ${(hwm / 1024).toFixed(0)} MiB)`,
     ].join('\n'),
   );
