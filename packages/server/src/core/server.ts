@@ -8,9 +8,9 @@ import { datatypeFromModelConfig } from '@tritonserver-ts/client/protocol';
 
 import { listRepositoryModels, modelConfigToJson, resolveModel } from '../repository/index.js';
 import type { GpuFallback, ResolveModelOptions } from '../repository/types.js';
-import { createInstances } from '../runtime/backends.js';
 import { createScheduler } from '../scheduler/create-scheduler.js';
 import { runWarmup } from '../scheduler/warmup.js';
+import { createWorkerInstances } from '../scheduler/worker-instances.js';
 import type { SchedulerFactory } from '../scheduler/types.js';
 import { renderStatisticsJson } from '../statistics/json.js';
 import { StatisticsRegistry } from '../statistics/registry.js';
@@ -111,7 +111,9 @@ export class InferenceServer {
     const services: ModelServices = {
       listModels: listRepositoryModels,
       resolve: resolveModel,
-      createInstances,
+      // onnxruntime sessions run synchronously on their calling thread: one worker thread per
+      // onnxruntime instance makes instances execute concurrently and keeps HTTP answering.
+      createInstances: createWorkerInstances,
       createScheduler: options.schedulerFactory ?? createScheduler,
       warmup: (model, instances) => runWarmup(model.config, instances, { modelDirectory: model.directory }),
       ...options.services,

@@ -6,7 +6,7 @@
 import type { GpuFallback, ModelDefinition } from '../repository/types.js';
 import { BackendError } from './errors.js';
 import { createIdentityInstance } from './identity-backend.js';
-import { createOnnxInstance } from './onnxruntime-backend.js';
+import { createOnnxInstance, type OnnxInstanceSpec } from './onnxruntime-backend.js';
 import { checkBackend } from './support.js';
 import type { ModelInstance } from './types.js';
 
@@ -20,6 +20,12 @@ export interface CreateInstancesOptions {
   readonly defaultIntraOpThreads?: number;
   /** ORT inter-op threads when the config has no `inter_op_thread_count` parameter. Default 1. */
   readonly defaultInterOpThreads?: number;
+  /**
+   * Creates one onnxruntime instance from its spec. Default: {@link createOnnxInstance} (a session on
+   * the calling thread). The scheduler's `createWorkerInstances` passes a factory that hosts the
+   * session in a worker thread.
+   */
+  readonly createOnnxInstance?: (spec: OnnxInstanceSpec) => Promise<RuntimeModelInstance>;
 }
 
 /** A model instance created by this runtime (adds its group and index to {@link ModelInstance}). */
@@ -76,7 +82,7 @@ export async function createInstances(
         const base = { name: `${group.name}_${index}`, kind, groupName: group.name, index, version, config };
         const instance =
           support.backend === 'onnxruntime'
-            ? await createOnnxInstance({
+            ? await (options.createOnnxInstance ?? createOnnxInstance)({
                 ...base,
                 modelPath: modelVersion.modelPath,
                 ...(options.defaultIntraOpThreads === undefined

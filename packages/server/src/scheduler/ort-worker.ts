@@ -20,7 +20,9 @@ import type { ModelInstance } from '../runtime/types.js';
 /** Messages the worker receives. */
 export type ToWorker =
   | { readonly type: 'execute'; readonly id: number; readonly inputs: readonly Tensor[] }
-  | { readonly type: 'dispose' };
+  | { readonly type: 'dispose' }
+  /** Test hook: the worker throws an uncaught error, as a crashing worker would. */
+  | { readonly type: 'crash-for-testing' };
 
 /** Messages the worker sends. */
 export type FromWorker =
@@ -31,6 +33,9 @@ export type FromWorker =
       readonly id: number;
       readonly outputs: readonly Tensor[];
       readonly timings: { computeInputNs: bigint; computeInferNs: bigint; computeOutputNs: bigint };
+      /** When the execution started and ended (`process.hrtime.bigint()`, shared by all threads). */
+      readonly startNs: bigint;
+      readonly endNs: bigint;
     }
   | { readonly type: 'error'; readonly id: number; readonly message: string; readonly code: string }
   | { readonly type: 'disposed' };
@@ -80,13 +85,16 @@ async function main(): Promise<void> {
       });
       return;
     }
+    if (message.type === 'crash-for-testing') throw new Error('crash requested by a test');
     const inputs = new Map(message.inputs.map((t) => [t.name, t]));
+    const startNs = process.hrtime.bigint();
     instance
       .execute(inputs)
       .then((result) => {
+        const endNs = process.hrtime.bigint();
         const outputs = [...result.outputs.values()];
         post(
-          { type: 'result', id: message.id, outputs, timings: { ...result.timings } },
+          { type: 'result', id: message.id, outputs, timings: { ...result.timings }, startNs, endNs },
           transferables(outputs),
         );
       })

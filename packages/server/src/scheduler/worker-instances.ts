@@ -11,7 +11,8 @@
  * released. Other backends (identity) stay on the main thread.
  *
  * Costs: each input is copied once into the worker (timed into `compute_input`), outputs are
- * transferred back without copying. Loading creates each session twice (once to validate).
+ * transferred back without copying. Each session is created once, in its worker (the worker runs the
+ * runtime's own `createOnnxInstance`, so validation and errors are the runtime's).
  * @packageDocumentation
  */
 import { createRequire } from 'node:module';
@@ -22,7 +23,6 @@ import type { Tensor } from '@tritonserver-ts/client/protocol';
 
 import type { ModelDefinition } from '../repository/types.js';
 import {
-  checkBackend,
   createInstances,
   type CreateInstancesOptions,
   type RuntimeModelInstance,
@@ -57,18 +57,73 @@ function createWorker(spec: OnnxInstanceSpec): Worker {
   return new Worker(new URL(`data:text/javascript,${encodeURIComponent(bootstrap)}`), { workerData: spec });
 }
 
-/** One onnxruntime instance hosted in a worker thread. */
+/** Starts a worker that creates the instance described by `spec`; resolves once it is ready. */
+async function startWorker(spec: OnnxInstanceSpec): Promise<Worker> {
+  const worker = createWorker(spec);
+  let onMessage: ((m: FromWorker) => void) | undefined;
+  let onError: ((e: Error) => void) | undefined;
+  let onExit: ((code: number) => void) | undefined;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      onMessage = (m) => {
+        if (m.type === 'ready') resolve();
+        else if (m.type === 'failed') reject(new BackendError(m.code as BackendErrorCode, m.message));
+      };
+      onError = reject;
+      onExit = (code) =>
+        reject(new BackendError('INSTANCE_CREATION_FAILED', `worker for '${spec.name}' exited (${code})`));
+      worker.on('message', onMessage);
+      worker.on('error', onError);
+      worker.on('exit', onExit);
+    });
+  } catch (error) {
+    await worker.terminate();
+    throw error instanceof BackendError
+      ? error
+      : new BackendError('INSTANCE_CREATION_FAILED', error instanceof Error ? error.message : String(error), {
+          cause: error,
+        });
+  } finally {
+    // Remove only our listeners: the Worker keeps internal ones that start and stop its port.
+    if (onMessage !== undefined) worker.off('message', onMessage);
+    if (onError !== undefined) worker.off('error', onError);
+    if (onExit !== undefined) worker.off('exit', onExit);
+  }
+  return worker;
+}
+
+/** When the backend ran one execution, on the process-wide monotonic clock (`process.hrtime.bigint()`). */
+export interface ExecutionSpan {
+  readonly startNs: bigint;
+  readonly endNs: bigint;
+}
+
+/**
+ * One onnxruntime instance hosted in a worker thread.
+ *
+ * - The worker is unreferenced while idle, so a process that forgets to shut the server down still
+ *   exits; it is referenced while an execution or a disposal is in flight.
+ * - If the worker dies (an uncaught error, a native crash that ends the thread, `terminate()`), the
+ *   executions it held fail with `EXECUTION_FAILED` and a message naming the instance, and a new
+ *   worker with the same spec is started; executions sent meanwhile wait for it. If the restart
+ *   fails, every later execution fails with a message saying so.
+ */
 export class WorkerModelInstance implements RuntimeModelInstance {
   readonly name: string;
   readonly kind: string;
   readonly groupName: string;
   readonly index: number;
   readonly version: number;
-  private readonly worker: Worker;
-  private readonly pending = new Map<number, Pending>();
-  private nextId = 0;
-  private dead: BackendError | undefined;
-  private disposed: Promise<void> | undefined;
+  readonly #spec: OnnxInstanceSpec;
+  #worker: Worker;
+  #exited = false;
+  readonly #pending = new Map<number, Pending>();
+  #nextId = 0;
+  #restarts = 0;
+  #restarting: Promise<void> | undefined;
+  #dead: BackendError | undefined;
+  #disposed: Promise<void> | undefined;
+  #lastExecution: ExecutionSpan | undefined;
 
   private constructor(spec: OnnxInstanceSpec, worker: Worker) {
     this.name = spec.name;
@@ -76,58 +131,78 @@ export class WorkerModelInstance implements RuntimeModelInstance {
     this.groupName = spec.groupName;
     this.index = spec.index;
     this.version = spec.version;
-    this.worker = worker;
-    worker.on('message', (m: FromWorker) => this.onMessage(m));
-    worker.on('error', (e) => this.fail(`worker of instance '${this.name}' failed: ${e.message}`));
-    worker.on('exit', () => this.fail(`worker of instance '${this.name}' exited`));
+    this.#spec = spec;
+    this.#worker = worker;
+    this.#attach(worker);
   }
 
   /** Starts a worker that creates the instance described by `spec`; resolves once it is ready. */
   static async start(spec: OnnxInstanceSpec): Promise<WorkerModelInstance> {
-    const worker = createWorker(spec);
-    let onMessage: ((m: FromWorker) => void) | undefined;
-    let onError: ((e: Error) => void) | undefined;
-    let onExit: ((code: number) => void) | undefined;
-    try {
-      await new Promise<void>((resolve, reject) => {
-        onMessage = (m) => {
-          if (m.type === 'ready') resolve();
-          else if (m.type === 'failed') reject(new BackendError(m.code as BackendErrorCode, m.message));
-        };
-        onError = reject;
-        onExit = (code) =>
-          reject(new BackendError('INSTANCE_CREATION_FAILED', `worker for '${spec.name}' exited (${code})`));
-        worker.on('message', onMessage);
-        worker.on('error', onError);
-        worker.on('exit', onExit);
-      });
-    } catch (error) {
-      await worker.terminate();
-      throw error instanceof BackendError
-        ? error
-        : new BackendError(
-            'INSTANCE_CREATION_FAILED',
-            error instanceof Error ? error.message : String(error),
-            {
-              cause: error,
-            },
-          );
-    }
-    // Remove only our listeners: the Worker keeps internal ones that start and stop its port.
-    if (onMessage !== undefined) worker.off('message', onMessage);
-    if (onError !== undefined) worker.off('error', onError);
-    if (onExit !== undefined) worker.off('exit', onExit);
-    return new WorkerModelInstance(spec, worker);
+    return new WorkerModelInstance(spec, await startWorker(spec));
+  }
+
+  /** How many times the worker was restarted after dying. */
+  get restarts(): number {
+    return this.#restarts;
+  }
+
+  /** Whether the current worker thread is running (false once disposed, or dead for good). */
+  get running(): boolean {
+    return !this.#exited;
+  }
+
+  /** Whether an execution has been sent to the worker and not answered yet. */
+  get busy(): boolean {
+    return this.#pending.size > 0;
+  }
+
+  /** When the most recent successful execution ran in the worker (diagnostics and tests). */
+  get lastExecution(): ExecutionSpan | undefined {
+    return this.#lastExecution;
+  }
+
+  /**
+   * Test hook: the worker throws an uncaught error before it reads any later message, as a crashing
+   * worker would. (Not `Worker.terminate()`: terminating a thread inside onnxruntime's `run` aborts
+   * the whole process.)
+   * @internal
+   */
+  crashWorkerForTesting(): void {
+    this.#worker.postMessage({ type: 'crash-for-testing' } satisfies ToWorker);
+  }
+
+  #attach(worker: Worker): void {
+    this.#worker = worker;
+    this.#exited = false;
+    let handled = false;
+    const crashed = (what: string): void => {
+      if (handled) return;
+      handled = true;
+      this.#onWorkerDied(worker, what);
+    };
+    worker.on('message', (m: FromWorker) => this.#onMessage(m));
+    worker.on('error', (e) => crashed(`failed: ${e.message}`));
+    worker.on('exit', (code) => {
+      if (worker === this.#worker) this.#exited = true;
+      crashed(`exited unexpectedly (exit code ${code})`);
+    });
+    // After adding the listeners (a 'message' listener references the worker's port again).
+    if (this.#pending.size === 0) worker.unref();
+  }
+
+  #settled(): void {
+    if (this.#pending.size === 0 && this.#disposed === undefined) this.#worker.unref();
   }
 
   execute(inputs: ReadonlyMap<string, Tensor>): Promise<ExecutionResult> {
-    if (this.dead !== undefined) return Promise.reject(this.dead);
-    if (this.disposed !== undefined) {
+    if (this.#disposed !== undefined) {
       return Promise.reject(
         new BackendError('INSTANCE_DISPOSED', `instance '${this.name}' has been disposed`),
       );
     }
-    const id = this.nextId++;
+    if (this.#dead !== undefined) return Promise.reject(this.#dead);
+    if (this.#restarting !== undefined) return this.#restarting.then(() => this.execute(inputs));
+    const id = this.#nextId++;
     return new Promise<ExecutionResult>((resolve, reject) => {
       const t0 = process.hrtime.bigint();
       // One compact copy per fixed-size input, transferred: cloning a view would copy its whole
@@ -141,100 +216,108 @@ export class WorkerModelInstance implements RuntimeModelInstance {
         return { ...t, data: copy };
       });
       const message: ToWorker = { type: 'execute', id, inputs: tensors };
-      this.pending.set(id, { resolve, reject, sentNs: 0n });
       try {
-        this.worker.postMessage(message, transfer);
+        this.#worker.postMessage(message, transfer);
       } catch (error) {
-        this.pending.delete(id);
         reject(
           new BackendError('INVALID_EXECUTION_INPUT', error instanceof Error ? error.message : String(error)),
         );
         return;
       }
-      this.pending.set(id, { resolve, reject, sentNs: process.hrtime.bigint() - t0 });
+      if (this.#pending.size === 0) this.#worker.ref();
+      this.#pending.set(id, { resolve, reject, sentNs: process.hrtime.bigint() - t0 });
     });
   }
 
-  private onMessage(m: FromWorker): void {
+  #onMessage(m: FromWorker): void {
     if (m.type !== 'result' && m.type !== 'error') return;
-    const p = this.pending.get(m.id);
+    const p = this.#pending.get(m.id);
     if (p === undefined) return;
-    this.pending.delete(m.id);
+    this.#pending.delete(m.id);
+    this.#settled();
     if (m.type === 'error') {
       p.reject(new BackendError(m.code as BackendErrorCode, m.message));
       return;
     }
+    this.#lastExecution = { startNs: m.startNs, endNs: m.endNs };
     p.resolve({
       outputs: new Map(m.outputs.map((t) => [t.name, t])),
       timings: { ...m.timings, computeInputNs: m.timings.computeInputNs + p.sentNs },
     });
   }
 
-  private fail(message: string): void {
-    if (this.disposed !== undefined && this.pending.size === 0) return;
-    this.dead ??= new BackendError('EXECUTION_FAILED', message);
-    for (const p of this.pending.values()) p.reject(this.dead);
-    this.pending.clear();
+  #onWorkerDied(worker: Worker, what: string): void {
+    if (worker !== this.#worker) return;
+    const disposing = this.#disposed !== undefined;
+    const failure = disposing
+      ? new BackendError('INSTANCE_DISPOSED', `instance '${this.name}' has been disposed`)
+      : new BackendError(
+          'EXECUTION_FAILED',
+          `the worker thread of model instance '${this.name}' ${what}; the instance is being restarted`,
+        );
+    for (const p of this.#pending.values()) p.reject(failure);
+    this.#pending.clear();
+    if (disposing) return;
+    this.#restarts += 1;
+    this.#restarting = startWorker(this.#spec).then(
+      (next) => {
+        this.#restarting = undefined;
+        if (this.#disposed !== undefined) {
+          void next.terminate();
+          return;
+        }
+        this.#attach(next);
+      },
+      (error: unknown) => {
+        this.#restarting = undefined;
+        this.#dead = new BackendError(
+          'EXECUTION_FAILED',
+          `the worker thread of model instance '${this.name}' ${what} and could not be restarted: ${
+            error instanceof Error ? error.message : String(error)
+          }`,
+        );
+      },
+    );
   }
 
   dispose(): Promise<void> {
-    this.disposed ??= (async () => {
-      if (this.dead === undefined) {
+    this.#disposed ??= (async () => {
+      await this.#restarting;
+      const worker = this.#worker;
+      if (this.#dead === undefined && !this.#exited) {
+        worker.ref();
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, 5000);
-          this.worker.on('message', (m: FromWorker) => {
-            if (m.type === 'disposed') {
-              clearTimeout(timer);
-              resolve();
-            }
+          const done = (): void => {
+            clearTimeout(timer);
+            resolve();
+          };
+          worker.on('message', (m: FromWorker) => {
+            if (m.type === 'disposed') done();
           });
-          this.worker.postMessage({ type: 'dispose' } satisfies ToWorker);
+          worker.once('exit', done);
+          worker.postMessage({ type: 'dispose' } satisfies ToWorker);
         });
       }
-      await this.worker.terminate();
+      await worker.terminate();
+      this.#exited = true;
     })();
-    return this.disposed;
+    return this.#disposed;
   }
 }
 
 /**
  * Drop-in for `runtime/createInstances` that hosts every onnxruntime instance in its own worker
- * thread (see the module documentation).
+ * thread (see the module documentation). The runtime's rules (kinds, `KIND_GPU`, names, thread
+ * parameters) apply unchanged; only the onnxruntime session is created inside the worker, once.
  */
-export async function createWorkerInstances(
+export function createWorkerInstances(
   model: ModelDefinition,
   version: number,
   options: CreateInstancesOptions = {},
 ): Promise<RuntimeModelInstance[]> {
-  const local = await createInstances(model, version, options);
-  const modelPath = model.versions.find((v) => v.version === version)?.modelPath;
-  if (modelPath === undefined || checkBackend(model.config).backend !== 'onnxruntime') return local;
-  const hosted: RuntimeModelInstance[] = [];
-  try {
-    for (const instance of local) {
-      hosted.push(
-        await WorkerModelInstance.start({
-          name: instance.name,
-          kind: instance.kind,
-          groupName: instance.groupName,
-          index: instance.index,
-          version: instance.version,
-          modelPath,
-          config: model.config,
-          ...(options.defaultIntraOpThreads === undefined
-            ? {}
-            : { defaultIntraOpThreads: options.defaultIntraOpThreads }),
-          ...(options.defaultInterOpThreads === undefined
-            ? {}
-            : { defaultInterOpThreads: options.defaultInterOpThreads }),
-        }),
-      );
-    }
-  } catch (error) {
-    await Promise.allSettled(hosted.map((h) => h.dispose()));
-    throw error;
-  } finally {
-    await Promise.allSettled(local.map((l) => l.dispose()));
-  }
-  return hosted;
+  return createInstances(model, version, {
+    ...options,
+    createOnnxInstance: (spec) => WorkerModelInstance.start(spec),
+  });
 }
