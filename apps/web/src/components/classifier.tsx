@@ -66,6 +66,11 @@ export function Classifier({ examples }: { examples: readonly Example[] }) {
   const inflight = useRef<AbortController | null>(null);
   const dragDepth = useRef(0);
   const hintId = useId();
+  // Bumped on each new result; the effect runs after the commit, when the heading exists.
+  const [focusTick, setFocusTick] = useState(0);
+  useEffect(() => {
+    if (focusTick > 0) resultHeading.current?.focus();
+  }, [focusTick]);
 
   useEffect(() => {
     fetch('/api/version')
@@ -104,7 +109,7 @@ export function Classifier({ examples }: { examples: readonly Example[] }) {
         for (const old of next.slice(MAX_HISTORY)) URL.revokeObjectURL(old.previewUrl);
         return next.slice(0, MAX_HISTORY);
       });
-      requestAnimationFrame(() => resultHeading.current?.focus());
+      setFocusTick((n) => n + 1);
     } catch (err) {
       if ((err as Error).name === 'AbortError') return;
       setFailure({ code: 'NETWORK', message: 'Check your connection and try again.', file });
