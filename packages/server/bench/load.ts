@@ -86,6 +86,8 @@ export async function runLoad(options: {
   readonly concurrency: number;
   readonly warmupMs: number;
   readonly durationMs: number;
+  /** Called when the measured window starts and when it ends (e.g. to sample CPU time). */
+  readonly onWindow?: (edge: 'start' | 'end') => void;
 }): Promise<LoadResult> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: options.concurrency });
   const path = `/v2/models/${options.model}/infer`;
@@ -93,6 +95,14 @@ export async function runLoad(options: {
   let errors = 0;
   const measureFrom = performance.now() + options.warmupMs;
   const stopAt = measureFrom + options.durationMs;
+  const edges = options.onWindow;
+  const timers =
+    edges === undefined
+      ? []
+      : [
+          setTimeout(() => edges('start'), options.warmupMs),
+          setTimeout(() => edges('end'), options.warmupMs + options.durationMs),
+        ];
   // Closed loop; a request counts when it completes inside the measured window.
   const worker = async (): Promise<void> => {
     while (performance.now() < stopAt) {
@@ -111,6 +121,7 @@ export async function runLoad(options: {
     }
   };
   await Promise.all(Array.from({ length: options.concurrency }, worker));
+  timers.forEach(clearTimeout);
   agent.destroy();
   const seconds = options.durationMs / 1000;
   latencies.sort((a, b) => a - b);

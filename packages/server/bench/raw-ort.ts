@@ -30,6 +30,12 @@ export class RawOrt {
 
   /** Images per second at `batch` rows over about `durationMs` (after one unmeasured run). */
   async measure(batch: number, durationMs: number): Promise<number> {
+    const r = await this.measureRun(batch, durationMs);
+    return r.images / r.seconds;
+  }
+
+  /** Images run at `batch` rows over about `durationMs` (after one unmeasured run), and the seconds taken. */
+  async measureRun(batch: number, durationMs: number): Promise<{ images: number; seconds: number }> {
     let feeds = this.feeds.get(batch);
     if (feeds === undefined) {
       const perImage = this.dims.reduce((a, b) => a * b, 1);
@@ -44,7 +50,7 @@ export class RawOrt {
       await this.session.run(feeds);
       images += batch;
     }
-    return images / ((performance.now() - t0) / 1000);
+    return { images, seconds: (performance.now() - t0) / 1000 };
   }
 
   release(): Promise<void> {

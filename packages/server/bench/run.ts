@@ -26,6 +26,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 
 import { buildInferBody, runLoad, type LoadResult } from './load.js';
 import { RawOrt } from './raw-ort.js';
@@ -39,7 +40,7 @@ const OUTPUT = 'output';
 const DIMS = [3, 224, 224];
 const MAX_BATCH = 16;
 const CONCURRENCY = [1, 4, 16];
-const RAW_BATCHES = [1, 4, 8, 16];
+const RAW_BATCHES = [1, 2, 4, 8, 16];
 const seconds = Number(process.env.BENCH_SECONDS ?? 2);
 const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 0.5);
 const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));
@@ -95,6 +96,69 @@ function peakRssMb(pid: number): number {
   } catch {
     return NaN;
   }
+}
+
+/** CPU seconds (user + system, every thread) a process has used so far. */
+function cpuSecondsOf(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields 14 and 15 of proc(5) (utime, stime) in clock ticks (USER_HZ = 100 on Linux).
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
+/** CPU seconds of this (the load generator's / raw ceiling's) process, every thread. */
+function ownCpuSeconds(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+}
+
+/** A raw onnxruntime-node session in a worker thread (`raw-worker.ts`). */
+class RawWorker {
+  private constructor(private readonly worker: Worker) {}
+
+  static async create(intraOpThreads: number): Promise<RawWorker> {
+    // The bench runs from sources under tsx: the worker registers tsx in its own thread first.
+    const target = new URL('./raw-worker.ts', import.meta.url).href;
+    const bootstrap = `import { register } from 'tsx/esm/api'; register(); await import(${JSON.stringify(target)});`;
+    const worker = new Worker(bootstrap, {
+      eval: true,
+      workerData: { modelPath, input: INPUT, dims: DIMS, intraOpThreads },
+    });
+    await new Promise<void>((resolve, reject) => {
+      worker.once('message', () => resolve());
+      worker.once('error', reject);
+    });
+    return new RawWorker(worker);
+  }
+
+  measure(batch: number, durationMs: number): Promise<{ images: number; seconds: number }> {
+    return new Promise((resolve) => {
+      this.worker.once('message', resolve);
+      this.worker.postMessage({ batch, durationMs });
+    });
+  }
+
+  release(): Promise<number> {
+    return this.worker.terminate();
+  }
+}
+
+/** One raw measurement: images per wall-clock second and per CPU second of this process. */
+interface RawSlice {
+  readonly ips: number;
+  readonly perCpuSecond: number;
+}
+
+/** CPU use around one load slice's measured window. */
+interface CpuSlice {
+  /** Server process CPU seconds per request. */
+  readonly serverCpuPerRequest: number;
+  /** Load generator (this process) CPU seconds per request. */
+  readonly clientCpuPerRequest: number;
 }
 
 interface ServerChild {
@@ -169,13 +233,36 @@ async function main(): Promise<void> {
   const repositories: string[] = [];
   const servers: ServerChild[] = [];
   const slices = new Map<string, LoadResult[]>();
-  const rawSlices = new Map<string, number[]>();
-  const rawThreads = [...new Set([cores, 1])];
+  const cpuSlices = new Map<string, CpuSlice[]>();
+  const rawSlices = new Map<string, RawSlice[]>();
+  // Raw ceilings under the server's thread budgets: one session with 1 or all intra-op threads (in
+  // this thread), and one 1-thread session per core side by side in worker threads (as the server
+  // with one 1-thread instance per core).
+  const rawThreads = [...new Set([1, cores])];
   const raws = await Promise.all(
     rawThreads.map((threads) =>
       RawOrt.create({ modelPath, input: INPUT, dims: DIMS, intraOpThreads: threads }),
     ),
   );
+  const rawParallel =
+    cores > 1 ? await Promise.all(Array.from({ length: cores }, () => RawWorker.create(1))) : [];
+  const rawConfigs: { readonly label: string; readonly run: (batch: number) => Promise<number> }[] = [
+    ...raws.map((raw, i) => ({
+      label: `1 session × ${rawThreads[i]} thread(s)`,
+      run: (batch: number) => raw.measure(batch, seconds * 1000),
+    })),
+    ...(rawParallel.length > 1
+      ? [
+          {
+            label: `${rawParallel.length} sessions × 1 thread (workers)`,
+            run: async (batch: number) => {
+              const runs = await Promise.all(rawParallel.map((w) => w.measure(batch, seconds * 1000)));
+              return runs.reduce((a, r) => a + r.images / r.seconds, 0);
+            },
+          },
+        ]
+      : []),
+  ];
   try {
     for (const v of VARIANTS) {
       const repository = await makeRepository(v);
@@ -186,6 +273,12 @@ async function main(): Promise<void> {
       for (const [i, v] of VARIANTS.entries()) {
         const server = servers[i] as ServerChild;
         for (const concurrency of CONCURRENCY) {
+          let startCpu: { server: number; own: number } | undefined;
+          let endCpu: { server: number; own: number } | undefined;
+          const sample = (): { server: number; own: number } => ({
+            server: cpuSecondsOf(server.pid),
+            own: ownCpuSeconds(),
+          });
           const r = await runLoad({
             port: server.port,
             model: MODEL,
@@ -193,22 +286,39 @@ async function main(): Promise<void> {
             concurrency,
             warmupMs: warmupSeconds * 1000,
             durationMs: seconds * 1000,
+            onWindow: (edge) => {
+              if (edge === 'start') startCpu = sample();
+              else endCpu = sample();
+            },
           });
+          endCpu ??= sample();
           const key = `${v.label}|${concurrency}`;
           slices.set(key, [...(slices.get(key) ?? []), r]);
+          if (startCpu !== undefined && r.requests > 0) {
+            cpuSlices.set(key, [
+              ...(cpuSlices.get(key) ?? []),
+              {
+                serverCpuPerRequest: (endCpu.server - startCpu.server) / r.requests,
+                clientCpuPerRequest: (endCpu.own - startCpu.own) / r.requests,
+              },
+            ]);
+          }
           process.stdout.write(
             `round ${round} ${v.label.padEnd(36)} c=${String(concurrency).padEnd(3)} ${fmt(r.rps).padStart(7)} req/s  ` +
               `p50 ${fmt(r.p50Ms).padStart(6)} ms  p99 ${fmt(r.p99Ms).padStart(6)} ms  errors ${r.errors}\n`,
           );
         }
       }
-      for (const [t, raw] of raws.entries()) {
+      for (const config of rawConfigs) {
         for (const batch of RAW_BATCHES) {
-          const ips = await raw.measure(batch, seconds * 1000);
-          const key = `${rawThreads[t]}|${batch}`;
-          rawSlices.set(key, [...(rawSlices.get(key) ?? []), ips]);
+          const cpu0 = ownCpuSeconds();
+          const ips = await config.run(batch);
+          const cpu = ownCpuSeconds() - cpu0;
+          const perCpuSecond = (ips * seconds) / cpu;
+          const key = `${config.label}|${batch}`;
+          rawSlices.set(key, [...(rawSlices.get(key) ?? []), { ips, perCpuSecond }]);
           process.stdout.write(
-            `round ${round} raw onnxruntime-node ${rawThreads[t]} thread(s) batch ${batch}: ${fmt(ips)} img/s\n`,
+            `round ${round} raw ${config.label} batch ${batch}: ${fmt(ips)} img/s, ${fmt(perCpuSecond)} img/CPU-s\n`,
           );
         }
       }
@@ -218,49 +328,74 @@ async function main(): Promise<void> {
     await Promise.all(servers.map((s) => s.stop()));
     await Promise.all(repositories.map((r) => rm(r, { recursive: true, force: true })));
     await Promise.all(raws.map((r) => r.release()));
+    await Promise.all(rawParallel.map((r) => r.release()));
   }
 
   const cell = (label: string, concurrency: number): LoadResult | undefined =>
     medianSlice(slices.get(`${label}|${concurrency}`) ?? []);
+  const cpuCell = (label: string, concurrency: number): { server: number; client: number } => {
+    const c = cpuSlices.get(`${label}|${concurrency}`) ?? [];
+    return {
+      server: median(c.map((x) => x.serverCpuPerRequest)),
+      client: median(c.map((x) => x.clientCpuPerRequest)),
+    };
+  };
   process.stdout.write(
-    '\n| server variant (median) | c=1 req/s | c=1 p50/p99 ms | c=4 req/s | c=4 p50/p99 ms | c=16 req/s | c=16 p50/p99 ms |\n',
+    '\n| server variant (median) | c=1 req/s | c=1 p50/p99 ms | c=4 req/s | c=4 p50/p99 ms | c=16 req/s | c=16 p50/p99 ms | c=16 server CPU ms/req | c=16 req per server CPU-s | c=16 load-gen CPU ms/req |\n',
   );
-  process.stdout.write('| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n');
+  process.stdout.write('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n');
   for (const v of VARIANTS) {
     const cells = CONCURRENCY.map((c) => {
       const r = cell(v.label, c);
       return `${fmt(r?.rps)} | ${fmt(r?.p50Ms)} / ${fmt(r?.p99Ms)}`;
     });
-    process.stdout.write(`| ${v.label} | ${cells.join(' | ')} |\n`);
-  }
-  const rawMedians = rawThreads.flatMap((threads) =>
-    RAW_BATCHES.map((batch) => ({
-      threads,
-      batch,
-      imagesPerSecond: median(rawSlices.get(`${threads}|${batch}`) ?? []),
-    })),
-  );
-  const best = rawMedians.reduce((a, b) => (b.imagesPerSecond > a.imagesPerSecond ? b : a));
-  for (const threads of rawThreads) {
+    const cpu = cpuCell(v.label, 16);
     process.stdout.write(
-      `\nraw onnxruntime-node (in-process, one session, ${threads} intra-op thread(s), median): ` +
-        rawMedians
-          .filter((r) => r.threads === threads)
-          .map((r) => `batch ${r.batch}: ${fmt(r.imagesPerSecond)} img/s`)
-          .join(', '),
+      `| ${v.label} | ${cells.join(' | ')} | ${fmt(cpu.server * 1000, 2)} | ${fmt(1 / cpu.server)} | ${fmt(cpu.client * 1000, 2)} |\n`,
     );
   }
-  process.stdout.write(`\nraw ceiling: batch ${best.batch} with ${best.threads} thread(s)\n`);
+  const rawMedians = rawConfigs.flatMap((config) =>
+    RAW_BATCHES.map((batch) => {
+      const r = rawSlices.get(`${config.label}|${batch}`) ?? [];
+      return {
+        label: config.label,
+        batch,
+        ips: median(r.map((x) => x.ips)),
+        perCpuSecond: median(r.map((x) => x.perCpuSecond)),
+      };
+    }),
+  );
+  process.stdout.write(
+    `\n| raw onnxruntime-node, in-process (median img/s; img per CPU-s) | ${RAW_BATCHES.map((b) => `batch ${b}`).join(' | ')} |\n`,
+  );
+  process.stdout.write(`| --- | ${RAW_BATCHES.map(() => '---:').join(' | ')} |\n`);
+  for (const config of rawConfigs) {
+    const row = rawMedians
+      .filter((r) => r.label === config.label)
+      .map((r) => `${fmt(r.ips)}; ${fmt(r.perCpuSecond)}`);
+    process.stdout.write(`| ${config.label} | ${row.join(' | ')} |\n`);
+  }
+  const best = rawMedians.reduce((a, b) => (b.ips > a.ips ? b : a));
+  const bestCpu = rawMedians.reduce((a, b) => (b.perCpuSecond > a.perCpuSecond ? b : a));
+  const singleSession = rawMedians.filter((r) => r.label.startsWith('1 session'));
+  const bestSingle = singleSession.reduce((a, b) => (b.ips > a.ips ? b : a));
   const at16 = (label: string): number => cell(label, 16)?.rps ?? NaN;
   const dyn1 = at16('dynamic batching, 1 instance');
   const none1 = at16('no batching, 1 instance');
   const dyn2 = at16('dynamic batching, 2 instances');
   const none2 = at16('no batching, 2 instances');
-  const bestServer = Math.max(...VARIANTS.map((v) => at16(v.label)));
+  const bestVariant = VARIANTS.reduce((a, b) => (at16(b.label) > at16(a.label) ? b : a));
+  const bestServer = at16(bestVariant.label);
+  const bestServerPerCpu = Math.max(...VARIANTS.map((v) => 1 / cpuCell(v.label, 16).server));
   process.stdout.write(
-    `dynamic batching speed-up at c=16: ${fmt(dyn1 / none1, 2)}x (1 instance), ${fmt(dyn2 / none2, 2)}x (2 instances); goal ≥ 1.5x\n` +
-      `best server / raw ceiling at c=16: ${fmt(bestServer)} / ${fmt(best.imagesPerSecond)} = ` +
-      `${fmt(bestServer / best.imagesPerSecond, 2)}; goal ≥ 0.9\n` +
+    `\nraw ceiling (wall clock): ${fmt(best.ips)} img/s (${best.label}, batch ${best.batch}); ` +
+      `one session only: ${fmt(bestSingle.ips)} img/s (${bestSingle.label}, batch ${bestSingle.batch})\n` +
+      `raw ceiling (per CPU second): ${fmt(bestCpu.perCpuSecond)} img/CPU-s (${bestCpu.label}, batch ${bestCpu.batch})\n` +
+      `dynamic batching speed-up at c=16: ${fmt(dyn1 / none1, 2)}x (1 instance), ${fmt(dyn2 / none2, 2)}x (2 instances); goal ≥ 1.5x\n` +
+      `best server at c=16 (${bestVariant.label}) / raw ceiling: ${fmt(bestServer)} / ${fmt(best.ips)} = ` +
+      `${fmt(bestServer / best.ips, 2)} (vs one-session ceiling: ${fmt(bestServer / bestSingle.ips, 2)}); goal ≥ 0.9\n` +
+      `best server req per server CPU-s at c=16 / raw img per CPU-s: ${fmt(bestServerPerCpu)} / ${fmt(bestCpu.perCpuSecond)} = ` +
+      `${fmt(bestServerPerCpu / bestCpu.perCpuSecond, 2)}\n` +
       `server peak RSS (VmHWM, largest server process): ${fmt(peakRss, 0)} MiB; load average at end ${load()}\n`,
   );
 }

@@ -3,11 +3,11 @@
  * model repository given as argv[2]. Prints `{"port":N}` on stdout once listening; exits on SIGTERM.
  */
 import { createInstances } from '../src/runtime/backends.js';
-import { createWorkerInstances } from '../src/scheduler/worker-instances.js';
 import { startServer } from '../src/start.js';
 
 const repository = process.argv[2];
-// `main`: sessions on the main thread (runtime createInstances); `worker`: one worker per instance.
+// `main`: sessions on the main thread (runtime createInstances); `worker`: the core's default (one
+// worker thread per onnxruntime instance).
 const hosting = process.argv[3] ?? 'worker';
 if (repository === undefined) {
   process.stderr.write('usage: server-child.ts <model-repository>\n');
@@ -20,7 +20,7 @@ const running = await startServer({
   exitOnError: true,
   log: { log_info: false, log_warning: false },
   logSink: (line) => process.stderr.write(`${line}\n`),
-  services: { createInstances: hosting === 'main' ? createInstances : createWorkerInstances },
+  ...(hosting === 'main' ? { services: { createInstances } } : {}),
 });
 process.stdout.write(`${JSON.stringify({ port: running.httpPort })}\n`);
 process.on('SIGTERM', () => {

@@ -4,7 +4,9 @@
  * run one after another and block the event loop; each worker owns one session instead.
  *
  * Protocol (parent ⇄ worker): `workerData` = the instance spec → `{type:'ready'}` | `{type:'failed'}`;
- * `{type:'execute', id, inputs}` → `{type:'result', id, outputs, timings}` | `{type:'error', id, …}`;
+ * `{type:'execute', id, inputs}` → `{type:'result', id, outputs, timings, returned}` |
+ * `{type:'error', id, …, returned}`, where `returned` hands the inputs' (transferred) buffers back for
+ * reuse by the next execution;
  * `{type:'dispose'}` → `{type:'disposed'}`.
  * @internal
  * @packageDocumentation
@@ -36,8 +38,15 @@ export type FromWorker =
       /** When the execution started and ended (`process.hrtime.bigint()`, shared by all threads). */
       readonly startNs: bigint;
       readonly endNs: bigint;
+      readonly returned: readonly (readonly [string, ArrayBuffer])[];
     }
-  | { readonly type: 'error'; readonly id: number; readonly message: string; readonly code: string }
+  | {
+      readonly type: 'error';
+      readonly id: number;
+      readonly message: string;
+      readonly code: string;
+      readonly returned: readonly (readonly [string, ArrayBuffer])[];
+    }
   | { readonly type: 'disposed' };
 
 function codeOf(error: unknown): string {
@@ -62,6 +71,21 @@ function transferables(tensors: readonly Tensor[]): ArrayBuffer[] {
     }
   }
   return [...out];
+}
+
+/** The inputs' whole buffers that no output shares, to hand back to the parent for reuse. */
+function returnable(inputs: readonly Tensor[], keep: ReadonlySet<ArrayBuffer>): [string, ArrayBuffer][] {
+  const seen = new Set<ArrayBuffer>(keep);
+  const out: [string, ArrayBuffer][] = [];
+  for (const t of inputs) {
+    if (Array.isArray(t.data)) continue;
+    const buffer = (t.data as { buffer: ArrayBufferLike }).buffer;
+    if (buffer instanceof ArrayBuffer && !seen.has(buffer) && buffer.byteLength > 0) {
+      seen.add(buffer);
+      out.push([t.name, buffer]);
+    }
+  }
+  return out;
 }
 
 async function main(): Promise<void> {
@@ -93,13 +117,27 @@ async function main(): Promise<void> {
       .then((result) => {
         const endNs = process.hrtime.bigint();
         const outputs = [...result.outputs.values()];
+        const transfer = transferables(outputs);
+        const returned = returnable(message.inputs, new Set(transfer));
         post(
-          { type: 'result', id: message.id, outputs, timings: { ...result.timings }, startNs, endNs },
-          transferables(outputs),
+          {
+            type: 'result',
+            id: message.id,
+            outputs,
+            timings: { ...result.timings },
+            startNs,
+            endNs,
+            returned,
+          },
+          [...transfer, ...returned.map(([, b]) => b)],
         );
       })
       .catch((error: unknown) => {
-        post({ type: 'error', id: message.id, message: messageOf(error), code: codeOf(error) });
+        const returned = returnable(message.inputs, new Set());
+        post(
+          { type: 'error', id: message.id, message: messageOf(error), code: codeOf(error), returned },
+          returned.map(([, b]) => b),
+        );
       });
   });
 }

@@ -118,6 +118,8 @@ export class WorkerModelInstance implements RuntimeModelInstance {
   #worker: Worker;
   #exited = false;
   readonly #pending = new Map<number, Pending>();
+  /** Input buffers handed back by the worker, by input name, reused by the next execution. */
+  readonly #buffers = new Map<string, ArrayBuffer>();
   #nextId = 0;
   #restarts = 0;
   #restarting: Promise<void> | undefined;
@@ -205,15 +207,22 @@ export class WorkerModelInstance implements RuntimeModelInstance {
     const id = this.#nextId++;
     return new Promise<ExecutionResult>((resolve, reject) => {
       const t0 = process.hrtime.bigint();
-      // One compact copy per fixed-size input, transferred: cloning a view would copy its whole
-      // underlying buffer (e.g. the entire HTTP body), and transferring the caller's own buffer
-      // would detach it.
+      // One copy per fixed-size input into a buffer that is transferred to the worker and handed back
+      // with the result, so steady-state executions allocate no input memory (600 KB per food image).
+      // Cloning a view would copy its whole underlying buffer (e.g. the entire HTTP body), and
+      // transferring the caller's own buffer would detach it.
       const transfer: ArrayBuffer[] = [];
       const tensors = [...inputs.values()].map((t): Tensor => {
         if (Array.isArray(t.data)) return t;
-        const copy = t.data.slice();
-        transfer.push(copy.buffer);
-        return { ...t, data: copy };
+        const data = t.data;
+        const bytes = data.byteLength;
+        const reuse = this.#buffers.get(t.name);
+        this.#buffers.delete(t.name);
+        const buffer = reuse !== undefined && reuse.byteLength >= bytes ? reuse : new ArrayBuffer(bytes);
+        new Uint8Array(buffer, 0, bytes).set(new Uint8Array(data.buffer, data.byteOffset, bytes));
+        const View = data.constructor as new (b: ArrayBuffer, offset: number, length: number) => typeof data;
+        transfer.push(buffer);
+        return { ...t, data: new View(buffer, 0, data.length) };
       });
       const message: ToWorker = { type: 'execute', id, inputs: tensors };
       try {
@@ -231,6 +240,7 @@ export class WorkerModelInstance implements RuntimeModelInstance {
 
   #onMessage(m: FromWorker): void {
     if (m.type !== 'result' && m.type !== 'error') return;
+    for (const [name, buffer] of m.returned) this.#buffers.set(name, buffer);
     const p = this.#pending.get(m.id);
     if (p === undefined) return;
     this.#pending.delete(m.id);

@@ -74,6 +74,23 @@ describe('createWorkerInstances', () => {
     expect(result.timings.computeInferNs).toBeGreaterThan(0n);
   });
 
+  it('reuses its input buffers across executions of different sizes without mixing data', async () => {
+    const instance = instances[0] as RuntimeModelInstance;
+    for (const [rows, base] of [
+      [4, 1000],
+      [1, 2000],
+      [3, 3000],
+      [1, 4000],
+    ] as const) {
+      const result = await instance.execute(inputs(rows, base));
+      const sum = result.outputs.get('OUTPUT0');
+      expect(sum?.shape).toEqual([rows, 16]);
+      expect([...(sum?.data as Int32Array)]).toEqual(
+        Array.from({ length: rows * 16 }, (_, i) => base + i + 1),
+      );
+    }
+  });
+
   it('reports backend errors from the worker with their runtime code', async () => {
     const bad = new Map<string, Tensor>([
       ['INPUT0', { name: 'INPUT0', datatype: 'FP32', shape: [1, 16], data: new Float32Array(16) }],
