@@ -87,7 +87,7 @@ describe('decodeImage', () => {
     expect(bomb.length).toBeLessThan(2000);
     const started = performance.now();
     expect(await codeOf(decodeImage(bomb))).toBe('TOO_MANY_PIXELS');
-    expect(performance.now() - started).toBeLessThan(500);
+    expect(performance.now() - started).toBeLessThan(2000); // decoding 10^10 pixels would take minutes
     // A real photo over a configured limit.
     expect(await codeOf(decodeImage(readFileSync(ifctPhoto('A001')), { maxPixels: 10_000 }))).toBe(
       'TOO_MANY_PIXELS',
