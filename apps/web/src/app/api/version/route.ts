@@ -9,7 +9,7 @@ export const dynamic = 'force-dynamic';
 /** GET /api/version — app version and the model being served (labels included when known). */
 export async function GET(): Promise<Response> {
   try {
-    const { appVersion, modelName, tritonUrl } = env();
+    const { appVersion, modelName } = env();
     let model: Record<string, unknown> = { name: modelName };
     try {
       const m = await getModelInfo();
@@ -18,7 +18,7 @@ export async function GET(): Promise<Response> {
       model = { name: modelName, error: toGatewayError(err).message };
     }
     return Response.json(
-      { app: pkg.name, version: appVersion ?? pkg.version, node: process.version, server: tritonUrl, model },
+      { app: pkg.name, version: appVersion ?? pkg.version, node: process.version, model },
       { headers: { 'cache-control': 'no-store' } },
     );
   } catch (err) {
