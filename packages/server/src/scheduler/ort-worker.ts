@@ -23,8 +23,8 @@ import type { ModelInstance } from '../runtime/types.js';
 export type ToWorker =
   | { readonly type: 'execute'; readonly id: number; readonly inputs: readonly Tensor[] }
   | { readonly type: 'dispose' }
-  /** Test hook: the worker throws an uncaught error, as a crashing worker would. */
-  | { readonly type: 'crash-for-testing' };
+  /** Test hook: the worker throws an uncaught error on its next execution, as a crashing worker would. */
+  | { readonly type: 'crash-for-testing'; readonly armed: boolean };
 
 /** Messages the worker sends. */
 export type FromWorker =
@@ -100,6 +100,7 @@ async function main(): Promise<void> {
     post({ type: 'failed', message: messageOf(error), code: codeOf(error) });
     return;
   }
+  let crashOnNextExecution = false;
   post({ type: 'ready' });
   port.on('message', (message: ToWorker) => {
     if (message.type === 'dispose') {
@@ -109,7 +110,11 @@ async function main(): Promise<void> {
       });
       return;
     }
-    if (message.type === 'crash-for-testing') throw new Error('crash requested by a test');
+    if (message.type === 'crash-for-testing') {
+      crashOnNextExecution = message.armed;
+      return;
+    }
+    if (crashOnNextExecution) throw new Error('crash requested by a test');
     const inputs = new Map(message.inputs.map((t) => [t.name, t]));
     const startNs = process.hrtime.bigint();
     instance

@@ -164,13 +164,13 @@ export class WorkerModelInstance implements RuntimeModelInstance {
   }
 
   /**
-   * Test hook: the worker throws an uncaught error before it reads any later message, as a crashing
-   * worker would. (Not `Worker.terminate()`: terminating a thread inside onnxruntime's `run` aborts
+   * Test hook: the worker throws an uncaught error when its next execution arrives (so that execution
+   * is in flight when it dies), as a crashing worker would; `armed: false` takes that back. (Not `Worker.terminate()`: terminating a thread inside onnxruntime's `run` aborts
    * the whole process.)
    * @internal
    */
-  crashWorkerForTesting(): void {
-    this.#worker.postMessage({ type: 'crash-for-testing' } satisfies ToWorker);
+  crashWorkerForTesting(armed = true): void {
+    this.#worker.postMessage({ type: 'crash-for-testing', armed } satisfies ToWorker);
   }
 
   #attach(worker: Worker): void {

@@ -167,13 +167,17 @@ describe('onnxruntime instances in worker threads (the core default)', () => {
     expect((again.outputs.get('Y')?.data as Float32Array)[0]).toBeCloseTo(1, 3);
     expect(first.running).toBe(true);
 
-    // Over HTTP: both workers die with the request pending; the client gets Triton's INTERNAL (500)
+    // Over HTTP: both workers are armed to die on their next execution, so whichever gets the
+    // request dies with it pending; the client gets Triton's INTERNAL (500)
     // with that message, the server stays live, and the next requests are served again.
     for (const i of instances) i.crashWorkerForTesting();
     const failed = await infer(server.url, 'heavy', [small]);
     expect(failed.status).toBe(500);
     expect(failed.error).toMatch(/worker thread of model instance 'heavy_0_[01]' failed: .*being restarted/);
     expect((await fetch(`${server.url}/v2/health/live`)).status).toBe(200);
+    // The instance that did not get the request is still armed (a restarted worker is not).
+    for (const i of instances) i.crashWorkerForTesting(false);
+    expect(instances.map((i) => i.restarts).reduce((a, b) => a + b)).toBe(restartsBefore + 2);
     for (let n = 0; n < 3; n++) expect((await infer(server.url, 'heavy', [small])).status).toBe(200);
   }, 120_000);
 
