@@ -5,6 +5,7 @@
  * (`GET .../config`) and the JSON override parser (`POST .../load`).
  * @packageDocumentation
  */
+import { MODEL_CONFIG_DATATYPES } from '@tritonserver-ts/client/protocol';
 
 /** Scalar protobuf types used by the model config. */
 export type ScalarType =
@@ -75,23 +76,7 @@ const oneof = (name: string): FieldOpts => ({ oneof: name });
 const ENUMS: readonly EnumDescriptor[] = [
   {
     name: 'DataType',
-    values: {
-      TYPE_INVALID: 0,
-      TYPE_BOOL: 1,
-      TYPE_UINT8: 2,
-      TYPE_UINT16: 3,
-      TYPE_UINT32: 4,
-      TYPE_UINT64: 5,
-      TYPE_INT8: 6,
-      TYPE_INT16: 7,
-      TYPE_INT32: 8,
-      TYPE_INT64: 9,
-      TYPE_FP16: 10,
-      TYPE_FP32: 11,
-      TYPE_FP64: 12,
-      TYPE_STRING: 13,
-      TYPE_BF16: 14,
-    },
+    values: MODEL_CONFIG_DATATYPES,
   },
   { name: 'ModelInput.Format', values: { FORMAT_NONE: 0, FORMAT_NHWC: 1, FORMAT_NCHW: 2 } },
   { name: 'ModelInstanceGroup.Kind', values: { KIND_AUTO: 0, KIND_GPU: 1, KIND_CPU: 2, KIND_MODEL: 3 } },

@@ -17,6 +17,7 @@ import {
   DATATYPE_BYTE_SIZE,
   datatypeFromModelConfig,
   elementCount,
+  tensorDataFromBytes,
   type Datatype,
   type FixedSizeDatatype,
   type Tensor,
@@ -41,23 +42,10 @@ export interface WarmupReport {
   readonly executions: number;
 }
 
-const FIXED_CTORS: Readonly<
-  Record<FixedSizeDatatype, new (buffer: ArrayBuffer) => Exclude<TensorData, Uint8Array[]>>
-> = {
-  BOOL: Uint8Array,
-  UINT8: Uint8Array,
-  UINT16: Uint16Array,
-  UINT32: Uint32Array,
-  UINT64: BigUint64Array,
-  INT8: Int8Array,
-  INT16: Int16Array,
-  INT32: Int32Array,
-  INT64: BigInt64Array,
-  FP16: Uint16Array,
-  FP32: Float32Array,
-  FP64: Float64Array,
-  BF16: Uint16Array,
-};
+/** A zero-copy typed-array view of `buffer` (offset 0, so always aligned) for `datatype`. */
+function fixedView(datatype: FixedSizeDatatype, buffer: ArrayBuffer): Exclude<TensorData, Uint8Array[]> {
+  return tensorDataFromBytes(datatype, new Uint8Array(buffer));
+}
 
 function sampleError(config: ModelConfig, sample: ModelWarmup, detail: string, cause?: unknown): ServerError {
   return new ServerError('INVALID_ARG', `model '${config.name}' warmup sample '${sample.name}': ${detail}`, {
@@ -66,7 +54,7 @@ function sampleError(config: ModelConfig, sample: ModelWarmup, detail: string, c
 }
 
 function randomFixed(datatype: FixedSizeDatatype, buffer: ArrayBuffer): void {
-  const view = new FIXED_CTORS[datatype](buffer);
+  const view = fixedView(datatype, buffer);
   const n = view.length;
   if (view instanceof BigInt64Array || view instanceof BigUint64Array) {
     for (let i = 0; i < n; i++) view[i] = BigInt(Math.floor(Math.random() * 100));
@@ -185,7 +173,7 @@ async function buildInput(
   } else if (input.random_data === true) {
     randomFixed(datatype, buffer);
   }
-  return { name, datatype, shape, data: new FIXED_CTORS[datatype](buffer) };
+  return { name, datatype, shape, data: fixedView(datatype, buffer) };
 }
 
 /**

@@ -94,6 +94,8 @@ describe('runWarmup', () => {
     const random = file?.get('r')?.data as Float32Array;
     expect(random).toHaveLength(10);
     expect(random.every((v) => v >= 0 && v < 1)).toBe(true);
+    // Random, not zero-filled: ten exact zeros from Math.random() would be a lost write.
+    expect(random.some((v) => v !== 0)).toBe(true);
   });
 
   it('refuses a file smaller than the input with INVALID_ARG naming the sample', async () => {
