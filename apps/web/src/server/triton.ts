@@ -1,7 +1,7 @@
 import 'server-only';
 import type { PreprocessConfig } from '@gourmetgram/image-preprocess';
 import { preprocessConfigFromParameters } from '@gourmetgram/image-preprocess';
-import { TritonClient } from '@tritonserver-ts/client';
+import { datatypeFromModelConfig, TritonClient } from '@tritonserver-ts/client';
 import { env } from '../env';
 import { GatewayError } from './errors';
 
@@ -39,23 +39,6 @@ export function tritonClient(): TritonClient {
   return client;
 }
 
-const DATATYPES: Record<string, string> = {
-  TYPE_BOOL: 'BOOL',
-  TYPE_UINT8: 'UINT8',
-  TYPE_UINT16: 'UINT16',
-  TYPE_UINT32: 'UINT32',
-  TYPE_UINT64: 'UINT64',
-  TYPE_INT8: 'INT8',
-  TYPE_INT16: 'INT16',
-  TYPE_INT32: 'INT32',
-  TYPE_INT64: 'INT64',
-  TYPE_FP16: 'FP16',
-  TYPE_FP32: 'FP32',
-  TYPE_FP64: 'FP64',
-  TYPE_STRING: 'BYTES',
-  TYPE_BF16: 'BF16',
-};
-
 interface WireTensorConfig {
   name?: unknown;
   data_type?: unknown;
@@ -71,13 +54,13 @@ interface WireConfig {
   parameters?: Record<string, { string_value?: string }>;
 }
 
-const num = (v: unknown): number => (typeof v === 'bigint' ? Number(v) : Number(v));
+const num = (v: unknown): number => Number(v);
 const str = (v: unknown): string =>
   typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'bigint' ? v.toString() : '';
 
 function tensorConfig(t: WireTensorConfig | undefined, what: string) {
   if (!t) throw new GatewayError('MODEL_CONFIG_INVALID', `The model config has no ${what}.`);
-  const datatype = DATATYPES[str(t.data_type)] ?? str(t.data_type).replace(/^TYPE_/, '');
+  const datatype = datatypeFromModelConfig(str(t.data_type)) ?? str(t.data_type).replace(/^TYPE_/, '');
   const dims = Array.isArray(t.dims) ? t.dims.map(num) : [];
   return { name: str(t.name), datatype, dims };
 }
