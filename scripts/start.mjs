@@ -5,6 +5,7 @@
 // Environment:
 //   PORT                web app port (default 3000)
 //   TRITON_HTTP_PORT    embedded server HTTP port (default 8000); metrics on TRITON_METRICS_PORT (8002)
+//   TRITON_HTTP_ADDRESS embedded server (and metrics) bind address (default 127.0.0.1: loopback only)
 //   TRITON_SERVER_URL   when set, no embedded server is started: the app talks to that server
 //                       (a real Triton, `host:port` or a URL), exactly as in production.
 import { spawn, spawnSync } from 'node:child_process';
@@ -72,6 +73,7 @@ let tritonUrl = process.env.TRITON_SERVER_URL;
 if (tritonUrl === undefined || tritonUrl === '') {
   const httpPort = process.env.TRITON_HTTP_PORT ?? '8000';
   const metricsPort = process.env.TRITON_METRICS_PORT ?? '8002';
+  const httpAddress = process.env.TRITON_HTTP_ADDRESS ?? '127.0.0.1';
   const cli = join(root, 'packages/server/dist/cli.js');
   if (!existsSync(cli)) {
     console.error(`npm start: missing ${cli}: the server build did not produce its CLI`);
@@ -82,9 +84,13 @@ if (tritonUrl === undefined || tritonUrl === '') {
     `--model-repository=${join(root, 'models_staging')}`,
     `--http-port=${httpPort}`,
     `--metrics-port=${metricsPort}`,
+    // Only the gateway talks to the inference server: keep it (and its metrics) off the network
+    // unless TRITON_HTTP_ADDRESS asks otherwise (for example 0.0.0.0 for Prometheus on another host).
+    `--http-address=${httpAddress}`,
   ]);
-  tritonUrl = `localhost:${httpPort}`;
-  const base = `http://127.0.0.1:${httpPort}`;
+  const host = httpAddress === '0.0.0.0' || httpAddress === '::' ? '127.0.0.1' : httpAddress;
+  tritonUrl = `${host.includes(':') ? `[${host}]` : host}:${httpPort}`;
+  const base = `http://${tritonUrl}`;
   if (!(await waitReady(`${base}/v2/health/ready`, 120_000))) {
     console.error(`npm start: the embedded server at ${base} did not become ready within 120 s`);
     stopAll(1);

@@ -31,6 +31,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
     httpPort: 0,
     modelControlMode: 'explicit',
     loadModels: ['*'],
+    // The shared-memory cases register regions: like Triton (26.05+), that needs --allow-client-shm.
+    allowClientShm: true,
     logSink: () => undefined,
   });
   project.provide('tritonUrl', server.url);

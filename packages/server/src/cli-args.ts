@@ -107,6 +107,17 @@ export const FLAGS: Readonly<Record<string, FlagSpec>> = {
     default: 'true',
   },
   'metrics-port': { kind: 'int', arg: '<port>', help: 'Metrics port (/metrics).', default: '8002' },
+  'allow-client-shm': {
+    kind: 'bool',
+    arg: '<bool>',
+    help: 'Let clients register system shared-memory regions.',
+    default: 'false',
+  },
+  'metrics-address': {
+    kind: 'string',
+    arg: '<address>',
+    help: 'Metrics bind address (default: the HTTP address).',
+  },
   'log-verbose': {
     kind: 'int',
     arg: '<level>',
@@ -237,6 +248,8 @@ export function parseArgs(argv: readonly string[]): CliOptions {
     httpPort: int('http-port', 0, 65535),
     httpAddress: one('http-address') ?? '0.0.0.0',
     httpMaxInputSize: int('http-max-input-size', 1),
+    allowClientShm: bool('allow-client-shm'),
+    ...(one('metrics-address') !== undefined ? { metricsAddress: one('metrics-address') as string } : {}),
     ...(allowMetrics ? { metricsPort } : {}),
     log: {
       log_verbose_level: int('log-verbose', 0),

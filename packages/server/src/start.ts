@@ -20,6 +20,8 @@ export interface StartServerOptions extends InferenceServerOptions {
   readonly httpMaxInputSize?: number;
   /** Metrics port (`/metrics`); `undefined` = no metrics server. 0 = a free port. */
   readonly metricsPort?: number;
+  /** `--metrics-address`: address of the metrics server. Default: {@link StartServerOptions.httpAddress}. */
+  readonly metricsAddress?: string;
   /** `--exit-timeout-secs`: how long {@link RunningServer.close} waits for in-flight requests. Default 30. */
   readonly exitTimeoutSecs?: number;
   /**
@@ -75,7 +77,11 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       });
     }
     if (options.metricsPort !== undefined) {
-      metrics = await startMetricsServer({ statistics: core.statistics, port: options.metricsPort, host });
+      metrics = await startMetricsServer({
+        statistics: core.statistics,
+        port: options.metricsPort,
+        host: options.metricsAddress ?? host,
+      });
     }
   } catch (error) {
     await http?.close(0);

@@ -3,13 +3,13 @@
  *
  * Settings use Triton's keys and types: `log_file` (string), `log_info` / `log_warning` /
  * `log_error` (bool), `log_verbose_level` (uint), `log_format` (`default` | `ISO8601`). Lines go to
- * the sink given at construction (stderr by default) or, when `log_file` is set, are appended to
- * that file.
+ * the sink given at construction (stderr by default) or, when `log_file` is set at construction
+ * (`--log-file`), are appended to that file. The network can read `log_file` but never change it.
  * @packageDocumentation
  */
 import { appendFileSync } from 'node:fs';
 
-import { invalidArg } from './errors.js';
+import { invalidArg, unsupported } from './errors.js';
 
 /** Triton's log settings object. */
 export interface LogSettings {
@@ -60,11 +60,16 @@ export class Logger {
 
   /**
    * Applies a `POST v2/logging` body: only the given keys change. Unknown keys and wrongly typed
-   * values are refused with Triton-style INVALID_ARG errors; nothing changes on error.
+   * values are refused with Triton-style INVALID_ARG errors; nothing changes on error. A non-null
+   * `log_file` is refused (UNSUPPORTED), as Triton does: the file is set at startup only.
    */
   update(body: unknown): LogSettings {
     if (body === null || typeof body !== 'object' || Array.isArray(body)) {
       throw invalidArg('log settings must be a JSON object');
+    }
+    if ((body as Record<string, unknown>).log_file != null) {
+      // Triton (since 24.05): the log file is chosen at startup only; a client must not pick a path.
+      throw unsupported('log file location can not be updated through network protocol');
     }
     const next: LogSettings = { ...this.#settings };
     for (const [key, value] of Object.entries(body as Record<string, unknown>)) {
@@ -82,9 +87,6 @@ export class Logger {
           throw invalidArg(`invalid argument for log_format, got: ${JSON.stringify(value)}`);
         }
         next.log_format = value;
-      } else if (key === 'log_file') {
-        if (typeof value !== 'string') throw invalidArg(`expect string for log setting '${key}'`);
-        next.log_file = value;
       } else {
         throw invalidArg(`unknown log setting '${key}'`);
       }

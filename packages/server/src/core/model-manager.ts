@@ -14,6 +14,8 @@ import type {
   RepositoryEntry,
   ResolveModelOptions,
 } from '../repository/types.js';
+import { ModelRepositoryError } from '../repository/errors.js';
+import { invalidModelNameMessage, isValidModelName } from '../repository/model-name.js';
 import type { CreateInstancesOptions } from '../runtime/backends.js';
 import { BackendError } from '../runtime/errors.js';
 import type { ModelInstance } from '../runtime/types.js';
@@ -92,6 +94,11 @@ interface ModelRecord {
  * as python or tensorrt) rather than a broken model. Such models are listed UNAVAILABLE but are not
  * startup errors and do not hold back strict readiness (see README, "Differences").
  */
+/** True for a malformed `file:` / `config` load override (Triton reports these as a failed poll). */
+function isOverrideError(error: unknown): boolean {
+  return error instanceof ModelRepositoryError && error.code === 'INVALID_LOAD_OVERRIDE';
+}
+
 export function isUnsupportedBackend(error: unknown): boolean {
   if (error instanceof BackendError) return error.code === 'BACKEND_UNAVAILABLE';
   // Schedulers refuse what this server cannot do (sequence batching, ensembles) with UNSUPPORTED.
@@ -239,6 +246,12 @@ export class ModelManager {
     options: { config?: string | object; files?: ReadonlyMap<string, Uint8Array> } = {},
   ): Promise<void> {
     this.#assertControl();
+    // Triton's checks, before anything touches the disk: names become directory names.
+    name = name.trim();
+    if (name === '') {
+      return Promise.reject(invalidArg('Model name cannot be empty. Please enter a valid name to deploy.'));
+    }
+    if (!isValidModelName(name)) return Promise.reject(invalidArg(invalidModelNameMessage(name)));
     if (options.files !== undefined && options.files.size > 0 && options.config === undefined) {
       return Promise.reject(
         invalidArg(
@@ -301,6 +314,11 @@ export class ModelManager {
     if (!resolution.ok) {
       record.signature = signature;
       if (![...record.versions.values()].some((v) => v.state === 'READY')) record.failure = resolution.reason;
+      if (isOverrideError(resolution.error)) {
+        // As Triton: a bad `file:` override fails while "polling" it; the detail goes to the log only.
+        this.#opts.logger.error(`failed to load '${name}': ${resolution.reason}`);
+        throw internal(`failed to load '${name}', failed to poll from model repository`, resolution.error);
+      }
       throw internal(`failed to load '${name}', ${resolution.reason}`, resolution.error);
     }
     const definition = resolution.model;
@@ -346,6 +364,10 @@ export class ModelManager {
 
     const failed = created.filter((c) => c.state !== 'READY');
     record.unsupported = failed.length > 0 && failed.every((f) => f.unsupported === true);
+    if (failed.length === created.length && ![...next.values()].some((v) => v.state === 'READY')) {
+      // Nothing serves from this definition: remove its private override files now.
+      await definition.cleanup().catch(() => undefined);
+    }
     if (failed.length > 0) {
       const detail = failed
         .map((f) => `version ${f.version} is at UNAVAILABLE state: ${f.reason}`)
@@ -362,6 +384,9 @@ export class ModelManager {
         version,
         this.#opts.instanceOptions ?? {},
       );
+      // `model_warmup` runs on every new instance before the version is READY; a failure fails the load.
+      if (definition.config.model_warmup.length > 0)
+        await this.#opts.services.warmup?.(definition, instances);
       const scheduler = this.#opts.services.createScheduler({
         modelName: definition.name,
         modelVersion: String(version),

@@ -78,6 +78,11 @@ export interface InferenceServerOptions {
   readonly logSink?: (line: string) => void;
   /** Directory of POSIX shared-memory objects (default `/dev/shm`). */
   readonly sharedMemoryDir?: string;
+  /**
+   * `--allow-client-shm`: let clients register system (and CUDA) shared-memory regions. Default
+   * false, as in Triton: register and unregister then answer UNSUPPORTED.
+   */
+  readonly allowClientShm?: boolean;
 }
 
 /** The transport-neutral Triton-compatible server core. */
@@ -101,7 +106,10 @@ export class InferenceServer {
   private constructor(options: InferenceServerOptions) {
     this.logger = new Logger(options.log ?? {}, options.logSink);
     this.#strictReadiness = options.strictReadiness ?? true;
-    this.systemSharedMemory = new SystemSharedMemoryManager(options.sharedMemoryDir);
+    this.systemSharedMemory = new SystemSharedMemoryManager(
+      options.sharedMemoryDir,
+      options.allowClientShm ?? false,
+    );
     this.cudaSharedMemory = new CudaSharedMemoryManager(this.systemSharedMemory);
     const resolveOptions: ResolveModelOptions = {
       ...(options.modelConfigName !== undefined ? { modelConfigName: options.modelConfigName } : {}),

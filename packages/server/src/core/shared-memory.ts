@@ -8,7 +8,7 @@
  * support answers.
  * @packageDocumentation
  */
-import { closeSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { ServerError, invalidArg, notFound, unsupported } from './errors.js';
@@ -29,6 +29,13 @@ interface Region extends SystemShmRegionStatus {
 /** Where POSIX shared-memory objects live. */
 const SHM_DIR = '/dev/shm';
 
+/** Keys Triton keeps for its Python backend's own regions. */
+const RESERVED_KEY_PREFIX = 'triton_python_backend_shm_region_';
+
+/** Triton's refusal while client shared memory is disabled. */
+export const CLIENT_SHM_DISABLED =
+  "Client shared memory is disabled. Start the server with '--allow-client-shm=true' to enable.";
+
 function nonNegativeInt(value: unknown, what: string): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
     throw invalidArg(`${what} must be a non-negative integer`);
@@ -40,23 +47,51 @@ function nonNegativeInt(value: unknown, what: string): number {
 export class SystemSharedMemoryManager {
   readonly #regions = new Map<string, Region>();
   readonly #dir: string;
+  readonly #allowClientShm: boolean;
 
-  /** @param dir - directory of the shared-memory objects (tests may point it elsewhere). */
-  constructor(dir = SHM_DIR) {
+  /**
+   * @param dir - directory of the shared-memory objects (tests may point it elsewhere).
+   * @param allowClientShm - `--allow-client-shm`; default false, as in Triton.
+   */
+  constructor(dir = SHM_DIR, allowClientShm = false) {
     this.#dir = dir;
+    this.#allowClientShm = allowClientShm;
   }
 
-  /** Registers `name` → `key` (`POST .../region/{name}/register` body `{key, offset, byte_size}`). */
+  /** Whether clients may register and unregister regions (`--allow-client-shm`). */
+  get clientShmAllowed(): boolean {
+    return this.#allowClientShm;
+  }
+
+  /**
+   * Registers `name` → `key` (`POST .../region/{name}/register` body `{key, offset, byte_size}`).
+   * The key is opened as `shm_open(key, O_RDWR)` does: one name directly under the shared-memory
+   * directory, symbolic links not followed, and only a regular file is accepted.
+   */
   register(name: string, body: unknown): void {
+    this.#assertAllowed();
     if (body === null || typeof body !== 'object' || Array.isArray(body)) {
       throw invalidArg('Shared memory register request JSON must be an object');
     }
-    const { key, offset = 0, byte_size: byteSize } = body as Record<string, unknown>;
-    if (typeof key !== 'string' || key === '') {
-      throw invalidArg("Shared memory register request JSON must have a string 'key'");
+    const fields = body as Record<string, unknown>;
+    for (const field of ['key', 'offset', 'byte_size']) {
+      if (fields[field] === undefined)
+        throw invalidArg(`Shared memory register request has no '${field}' field`);
     }
+    const { key, offset, byte_size: byteSize } = fields;
+    if (typeof key !== 'string')
+      throw invalidArg("Shared memory register request JSON must have a string 'key'");
     const off = nonNegativeInt(offset, "'offset'");
     const size = nonNegativeInt(byteSize, "'byte_size'");
+    const file = key.replace(/^\/+/, '');
+    if (file === '') {
+      throw invalidArg(`cannot register shared memory region '${name}' - invalid shm key '${key}'`);
+    }
+    if (file.startsWith(RESERVED_KEY_PREFIX)) {
+      throw invalidArg(
+        `cannot register shared memory region '${name}' with key '${key}' as the key contains the reserved prefix '${RESERVED_KEY_PREFIX}'`,
+      );
+    }
     if (this.#regions.has(name)) {
       throw new ServerError('ALREADY_EXISTS', `shared memory region '${name}' already in manager`);
     }
@@ -65,22 +100,51 @@ export class SystemSharedMemoryManager {
         `registering an active shared memory key, "${key}", under a different name is not currently supported`,
       );
     }
-    const file = key.replace(/^\/+/, '');
-    if (file === '' || file.includes('/') || file === '.' || file === '..') {
-      throw invalidArg(`Unable to open shared memory region: '${key}'`);
-    }
-    let fd: number;
+    const fd = this.#open(file, key);
+    let fileSize: number;
     try {
-      fd = openSync(join(this.#dir, file), 'r+');
+      fileSize = fstatSync(fd).size;
     } catch (cause) {
+      closeSync(fd);
       throw new ServerError('INTERNAL', `Unable to open shared memory region: '${key}'`, { cause });
     }
-    const fileSize = fstatSync(fd).size;
     if (off + size > fileSize) {
       closeSync(fd);
       throw invalidArg(`failed to register shared memory region '${name}': invalid args`);
     }
     this.#regions.set(name, { name, key, offset: off, byte_size: size, fd });
+  }
+
+  /**
+   * `shm_open(key, O_RDWR)`: glibc refuses names with another `/` and the names `.` and `..`; the
+   * object is opened without following links (`O_NOFOLLOW`) and must be a regular file.
+   */
+  #open(file: string, key: string): number {
+    const refuse = (cause?: unknown): ServerError =>
+      new ServerError('INTERNAL', `Unable to open shared memory region: '${key}'`, { cause });
+    if (file.includes('/') || file.includes('\0') || file === '.' || file === '..') throw refuse();
+    let fd: number;
+    try {
+      fd = openSync(join(this.#dir, file), constants.O_RDWR | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    } catch (cause) {
+      throw refuse(cause);
+    }
+    let regular: boolean;
+    try {
+      regular = fstatSync(fd).isFile();
+    } catch {
+      regular = false;
+    }
+    if (!regular) {
+      closeSync(fd);
+      throw refuse();
+    }
+    return fd;
+  }
+
+  /** `--allow-client-shm=false` (Triton's default): client register and unregister are refused. */
+  #assertAllowed(): void {
+    if (!this.#allowClientShm) throw unsupported(CLIENT_SHM_DISABLED);
   }
 
   /** Status of one region (NOT_FOUND when unknown) or of all regions. */
@@ -99,6 +163,11 @@ export class SystemSharedMemoryManager {
 
   /** Unregisters one region (unknown names are ignored, as in Triton) or all of them. */
   unregister(name?: string): void {
+    this.#assertAllowed();
+    this.#close(name);
+  }
+
+  #close(name?: string): void {
     const names = name === undefined ? [...this.#regions.keys()] : [name];
     for (const n of names) {
       const region = this.#regions.get(n);
@@ -156,7 +225,7 @@ export class SystemSharedMemoryManager {
 
   /** Closes every region (server shutdown). */
   close(): void {
-    this.unregister();
+    this.#close();
   }
 }
 
@@ -169,8 +238,9 @@ export class CudaSharedMemoryManager {
     this.#system = system;
   }
 
-  /** Always fails: no GPU / CUDA runtime is available to this server. */
+  /** Always fails: client shared memory disabled, or no GPU / CUDA runtime available to this server. */
   register(name: string, _body: unknown): never {
+    if (this.#system?.clientShmAllowed !== true) throw unsupported(CLIENT_SHM_DISABLED);
     throw unsupported(`failed to register CUDA shared memory region: '${name}', GPUs not supported`);
   }
 
@@ -185,6 +255,8 @@ export class CudaSharedMemoryManager {
     throw notFound(`Unable to find system shared memory region: '${name}'`);
   }
 
-  /** Nothing to unregister. */
-  unregister(_name?: string): void {}
+  /** Nothing to unregister (refused, like register, while client shared memory is disabled). */
+  unregister(_name?: string): void {
+    if (this.#system?.clientShmAllowed !== true) throw unsupported(CLIENT_SHM_DISABLED);
+  }
 }

@@ -6,7 +6,7 @@
  * inherited (global) value. This server records the settings but does not emit traces (see README).
  * @packageDocumentation
  */
-import { invalidArg } from './errors.js';
+import { invalidArg, unsupported } from './errors.js';
 
 /** The trace settings object as Triton returns it. */
 export interface TraceSettings {
@@ -84,7 +84,7 @@ function parseValue(key: Key, value: unknown): string | string[] {
       return s;
     }
     case 'trace_file':
-      return scalar(key, value);
+      throw unsupported('trace file location can not be updated through network protocol');
   }
 }
 
@@ -110,6 +110,10 @@ export class TraceSettingsStore {
   update(body: unknown, model?: string): TraceSettings {
     if (body === null || typeof body !== 'object' || Array.isArray(body)) {
       throw invalidArg('trace settings must be a JSON object');
+    }
+    if (Object.hasOwn(body, 'trace_file')) {
+      // Triton (since 24.05): any `trace_file` key, even null, is refused over the network.
+      throw unsupported('trace file location can not be updated through network protocol');
     }
     const changes: [Key, string | string[] | null][] = [];
     for (const [key, value] of Object.entries(body as Record<string, unknown>)) {

@@ -17,8 +17,11 @@
  * unordered map and is unspecified).
  * @packageDocumentation
  */
+import { basename } from 'node:path';
+
 import ort from 'onnxruntime-node';
 
+import { redactPath } from './contained-path.js';
 import { ModelConfigError } from './errors.js';
 import type { DataType, ModelConfig, ModelInput, ModelOutput } from './model-config.js';
 
@@ -46,18 +49,23 @@ export interface OnnxTensorInfo {
   readonly dims: readonly number[];
 }
 
-/** Reads the inputs and outputs of an ONNX model file. */
+/**
+ * Reads the inputs and outputs of an ONNX model file.
+ * @param shownPath - how messages name the file (never an absolute host path).
+ */
 export async function readOnnxSignature(
   modelPath: string,
   modelName: string,
+  shownPath = basename(modelPath),
 ): Promise<{ inputs: OnnxTensorInfo[]; outputs: OnnxTensorInfo[] }> {
   let session: ort.InferenceSession;
   try {
     session = await ort.InferenceSession.create(modelPath, { intraOpNumThreads: 1, interOpNumThreads: 1 });
   } catch (err) {
+    const detail = redactPath(err instanceof Error ? err.message : String(err), modelPath, shownPath);
     throw new ModelConfigError(
       'MODEL_CONFIG_INVALID',
-      `autofill failed for model '${modelName}': unable to load '${modelPath}': ${err instanceof Error ? err.message : String(err)}`,
+      `autofill failed for model '${modelName}': unable to load '${shownPath}': ${detail}`,
       { cause: err },
     );
   }

@@ -50,7 +50,9 @@ export type ModelRepositoryErrorCode =
   /** The model directory cannot be turned into a loadable model (no versions, missing files, …). */
   | 'MODEL_LOAD_FAILED'
   /** A load override (`config` / `file:` parameters) is malformed. */
-  | 'INVALID_LOAD_OVERRIDE';
+  | 'INVALID_LOAD_OVERRIDE'
+  /** A config or load request names a file outside the directory that owns it (path traversal). */
+  | 'PATH_OUTSIDE_MODEL';
 
 /** A repository or model directory problem. */
 export class ModelRepositoryError extends Error {

@@ -10,9 +10,10 @@
  */
 import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, isAbsolute, join, normalize, resolve, sep } from 'node:path';
+import { basename, dirname, join, normalize, resolve } from 'node:path';
 
 import { checkBackend } from '../runtime/support.js';
+import { displayPath, joinInside, resolveInside } from './contained-path.js';
 import { autoCompleteFromSignature, needsAutoComplete, readOnnxSignature } from './autocomplete.js';
 import { ModelConfigError, ModelRepositoryError } from './errors.js';
 import type { ModelConfig } from './model-config.js';
@@ -93,18 +94,24 @@ export async function resolveModel(
   let tempDirectory: string | undefined;
   try {
     let directory = entry.directory;
+    // Paths in messages are relative to the repository (or, for an override, to the model), never
+    // absolute host paths.
+    let show = (path: string): string => displayPath(entry.repository, path);
     if (options.files !== undefined && fileEntries(options.files).length > 0) {
       if (options.configOverride === undefined) {
         throw new ModelRepositoryError(
           'INVALID_LOAD_OVERRIDE',
-          "'file:' parameters require a 'config' override",
+          "Load parameter 'config' must be specified for model file override",
         );
       }
-      tempDirectory = await mkdtemp(join(tmpdir(), 'tritonserver-ts-model-'));
-      directory = join(tempDirectory, entry.name);
+      // As Triton: a fresh private directory is the model directory; nothing is written elsewhere.
+      const temp = await mkdtemp(join(tmpdir(), 'tritonserver-ts-model-'));
+      tempDirectory = temp;
+      directory = temp;
+      show = (path: string): string => `${entry.name}/${displayPath(temp, path)}`;
       await writeOverrideFiles(directory, options.files);
     }
-    const model = await resolveDirectory(entry.name, directory, options, tempDirectory);
+    const model = await resolveDirectory(entry.name, directory, options, tempDirectory, show);
     return { ok: true, model };
   } catch (err) {
     if (tempDirectory !== undefined) await rm(tempDirectory, { recursive: true, force: true });
@@ -119,9 +126,10 @@ function fileEntries(files: NonNullable<ResolveModelOptions['files']>): [string,
 }
 
 /**
- * Writes `file:<version>/<name>` contents under `directory` (the prefix is optional). Paths must be
- * relative and stay inside the directory.
- * @throws ModelRepositoryError `INVALID_LOAD_OVERRIDE`
+ * Writes `file:<version>/<name>` contents under `directory` (the prefix is optional), which must be
+ * a fresh private directory. Paths must be relative and stay inside it; files are created
+ * exclusively (never through an existing file or link).
+ * @throws ModelRepositoryError `INVALID_LOAD_OVERRIDE` with Triton's messages
  */
 export async function writeOverrideFiles(
   directory: string,
@@ -130,12 +138,29 @@ export async function writeOverrideFiles(
   await mkdir(directory, { recursive: true });
   for (const [key, content] of fileEntries(files)) {
     const rel = key.startsWith('file:') ? key.slice('file:'.length) : key;
-    const target = normalize(join(directory, rel));
-    if (rel === '' || isAbsolute(rel) || !target.startsWith(directory + sep)) {
-      throw new ModelRepositoryError('INVALID_LOAD_OVERRIDE', `invalid file path '${key}' in load request`);
+    let target: string;
+    try {
+      target = joinInside(directory, rel, 'file parameter', 'the model directory');
+    } catch {
+      const shown = rel.includes('\0') ? rel : normalize(rel);
+      throw new ModelRepositoryError(
+        'INVALID_LOAD_OVERRIDE',
+        `Invalid file parameter '${key}' with normalized path '${shown}' must stay within model directory.`,
+      );
     }
-    await mkdir(dirname(target), { recursive: true });
-    await writeFile(target, content);
+    try {
+      await mkdir(dirname(target), { recursive: true });
+      await writeFile(target, content, { flag: 'wx' });
+    } catch (cause) {
+      const code = (cause as NodeJS.ErrnoException).code;
+      const message =
+        code === 'ENOTDIR' || code === 'EEXIST'
+          ? `Invalid file parameter '${key}', directory has been created as a file`
+          : code === 'EISDIR'
+            ? `Invalid file parameter '${key}', a directory of that name has been created`
+            : `Invalid file parameter '${key}', unable to write the file`;
+      throw new ModelRepositoryError('INVALID_LOAD_OVERRIDE', message, { cause });
+    }
   }
 }
 
@@ -143,6 +168,7 @@ async function readConfig(
   name: string,
   directory: string,
   options: ResolveModelOptions,
+  show: (path: string) => string,
 ): Promise<{ config: ModelConfig; configFile: string | undefined }> {
   if (options.configOverride !== undefined) {
     return { config: parseModelConfigJson(options.configOverride), configFile: undefined };
@@ -156,7 +182,7 @@ async function readConfig(
     if (await isFile(file)) {
       const text = await readFile(file, 'utf8');
       try {
-        return { config: parseModelConfigText(text, { file }), configFile: file };
+        return { config: parseModelConfigText(text, { file: show(file) }), configFile: file };
       } catch (err) {
         if (err instanceof ModelConfigError) {
           throw new ModelConfigError(err.code, `failed to parse model config: ${err.message}`, {
@@ -172,7 +198,7 @@ async function readConfig(
   if (options.autoCompleteConfig === false) {
     throw new ModelConfigError(
       'MODEL_CONFIG_INVALID',
-      `failed to load model config for '${name}': ${join(directory, 'config.pbtxt')} not found and auto-complete is disabled`,
+      `failed to load model config for '${name}': ${show(join(directory, 'config.pbtxt'))} not found and auto-complete is disabled`,
     );
   }
   return { config: createModelConfig(), configFile: undefined };
@@ -183,11 +209,12 @@ async function resolveDirectory(
   directory: string,
   options: ResolveModelOptions,
   tempDirectory: string | undefined,
+  show: (path: string) => string,
 ): Promise<ModelDefinition> {
   if (!(await isDirectory(directory))) {
-    throw new ModelRepositoryError('MODEL_NOT_FOUND', `model directory '${directory}' does not exist`);
+    throw new ModelRepositoryError('MODEL_NOT_FOUND', `model directory '${show(directory)}' does not exist`);
   }
-  const { config, configFile } = await readConfig(name, directory, options);
+  const { config, configFile } = await readConfig(name, directory, options, show);
 
   if (config.name === '') config.name = name;
   else if (config.name !== name) {
@@ -217,16 +244,16 @@ async function resolveDirectory(
 
   if (config.backend === 'onnxruntime' && options.autoCompleteConfig !== false && needsAutoComplete(config)) {
     const latest = selected[selected.length - 1] as number;
-    const modelPath = join(directory, String(latest), config.default_model_filename);
+    const modelPath = await modelFileOf(directory, latest, config.default_model_filename);
     if (!(await exists(modelPath))) {
       throw new ModelRepositoryError(
         'MODEL_LOAD_FAILED',
-        `unable to find '${modelPath}' for model '${name}'`,
+        `unable to find '${show(modelPath)}' for model '${name}'`,
       );
     }
     autoCompleteFromSignature(
       config,
-      await readOnnxSignature(modelPath, name),
+      await readOnnxSignature(modelPath, name, show(modelPath)),
       options.defaultMaxBatchSize ?? 4,
     );
     normalizeModelConfig(config);
@@ -240,20 +267,26 @@ async function resolveDirectory(
   const versions: ModelVersion[] = [];
   for (const v of selected) {
     const versionDir = join(directory, String(v));
-    const modelPath = join(versionDir, config.default_model_filename);
+    const modelPath = await modelFileOf(directory, v, config.default_model_filename);
     if (config.backend === 'onnxruntime' && !(await exists(modelPath))) {
       throw new ModelRepositoryError(
         'MODEL_LOAD_FAILED',
-        `unable to find '${modelPath}' for model '${name}'`,
+        `unable to find '${show(modelPath)}' for model '${name}'`,
       );
     }
-    versions.push({ version: v, directory: versionDir, modelPath });
+    versions.push({ version: v, directory: versionDir, modelPath, displayPath: show(modelPath) });
   }
 
   const labels = new Map<string, readonly string[]>();
   for (const output of config.output) {
     if (output.label_filename === '') continue;
-    labels.set(output.name, await readLabels(join(directory, output.label_filename), name, output.name));
+    const file = await resolveInside(
+      directory,
+      output.label_filename,
+      'label_filename',
+      'the model directory',
+    );
+    labels.set(output.name, await readLabels(file, name, output.name, output.label_filename));
   }
 
   return {
@@ -270,15 +303,34 @@ async function resolveDirectory(
   };
 }
 
-/** Reads a label file: line N is the label of class N (a trailing newline adds no label). */
-export async function readLabels(path: string, modelName = '', outputName = ''): Promise<string[]> {
+/**
+ * The model file of version `version`: `<model>/<version>/<default_model_filename>`, which must stay
+ * inside the version directory (a config may come from the network). With no file name (backends
+ * that need no file) it is the version directory itself.
+ */
+async function modelFileOf(directory: string, version: number, filename: string): Promise<string> {
+  const versionDir = join(directory, String(version));
+  if (filename === '') return versionDir;
+  return resolveInside(versionDir, filename, 'default_model_filename', `version directory '${version}'`);
+}
+
+/**
+ * Reads a label file: line N is the label of class N (a trailing newline adds no label).
+ * @param shownPath - how messages name the file (default: its base name; never an absolute path).
+ */
+export async function readLabels(
+  path: string,
+  modelName = '',
+  outputName = '',
+  shownPath = basename(path),
+): Promise<string[]> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
   } catch (err) {
     throw new ModelRepositoryError(
       'MODEL_LOAD_FAILED',
-      `unable to read label file '${path}' of output '${outputName}' for model '${modelName}'`,
+      `unable to read label file '${shownPath}' of output '${outputName}' for model '${modelName}'`,
       { cause: err },
     );
   }

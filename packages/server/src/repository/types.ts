@@ -26,6 +26,8 @@ export interface ModelVersion {
    * need no file (identity).
    */
   readonly modelPath: string;
+  /** The model file as messages name it: relative to the repository, never an absolute host path. */
+  readonly displayPath?: string;
 }
 
 /** How instance groups of kind `KIND_GPU` are treated on a host without a GPU. */

@@ -85,6 +85,7 @@ export async function createInstances(
             ? await (options.createOnnxInstance ?? createOnnxInstance)({
                 ...base,
                 modelPath: modelVersion.modelPath,
+                ...(modelVersion.displayPath === undefined ? {} : { displayPath: modelVersion.displayPath }),
                 ...(options.defaultIntraOpThreads === undefined
                   ? {}
                   : { defaultIntraOpThreads: options.defaultIntraOpThreads }),

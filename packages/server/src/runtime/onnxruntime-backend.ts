@@ -13,7 +13,9 @@
 import type { Datatype, Tensor } from '@tritonserver-ts/client/protocol';
 import { datatypeFromModelConfig } from '@tritonserver-ts/client/protocol';
 import ort from 'onnxruntime-node';
+import { basename } from 'node:path';
 
+import { redactPath } from '../repository/contained-path.js';
 import type { ModelConfig, ModelInput, ModelOutput } from '../repository/model-config.js';
 import { BackendError } from './errors.js';
 import { fromOrtTensor, toOrtTensor } from './ort-tensors.js';
@@ -29,6 +31,8 @@ export interface OnnxInstanceSpec {
   readonly index: number;
   readonly version: number;
   readonly modelPath: string;
+  /** The model file as error messages name it (never an absolute host path); default its base name. */
+  readonly displayPath?: string;
   readonly config: ModelConfig;
   readonly defaultIntraOpThreads?: number;
   readonly defaultInterOpThreads?: number;
@@ -115,9 +119,11 @@ export async function createOnnxInstance(spec: OnnxInstanceSpec): Promise<Runtim
   try {
     session = await ort.InferenceSession.create(spec.modelPath, options);
   } catch (err) {
+    const shown = spec.displayPath ?? basename(spec.modelPath);
+    const detail = redactPath(err instanceof Error ? err.message : String(err), spec.modelPath, shown);
     throw new BackendError(
       'INSTANCE_CREATION_FAILED',
-      `failed to create onnxruntime session for instance '${spec.name}' from '${spec.modelPath}': ${err instanceof Error ? err.message : String(err)}`,
+      `failed to create onnxruntime session for instance '${spec.name}' from '${shown}': ${detail}`,
       { cause: err },
     );
   }

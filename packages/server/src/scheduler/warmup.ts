@@ -25,6 +25,7 @@ import {
 } from '@tritonserver-ts/client/protocol';
 
 import { ServerError } from '../core/errors.js';
+import { resolveInside } from '../repository/contained-path.js';
 import type { ModelConfig, ModelWarmup, WarmupInput } from '../repository/model-config.js';
 import type { ModelInstance } from '../runtime/types.js';
 
@@ -124,13 +125,12 @@ async function buildInput(
       throw sampleError(config, sample, `input '${name}' reads a file but no model directory was given`);
     }
     const warmupDir = path.join(options.modelDirectory, 'warmup');
-    const file = path.resolve(warmupDir, input.input_data_file);
-    if (!file.startsWith(warmupDir + path.sep)) {
-      throw sampleError(
-        config,
-        sample,
-        `input_data_file '${input.input_data_file}' must stay inside warmup/`,
-      );
+    let file: string;
+    try {
+      // The config may come from a load request: the file must stay inside warmup/, links included.
+      file = await resolveInside(warmupDir, input.input_data_file, 'input_data_file', 'warmup/');
+    } catch (error) {
+      throw sampleError(config, sample, error instanceof Error ? error.message : String(error), error);
     }
     try {
       fileBytes = new Uint8Array(await readFile(file));

@@ -15,9 +15,25 @@ describe('command-line parsing', () => {
       repositoryPollSecs: 15,
       httpMaxInputSize: 64 * 1024 * 1024,
       allowHttp: true,
+      allowClientShm: false,
     });
+    expect(o.server).not.toHaveProperty('metricsAddress');
     expect(o.exitOnError).toBe(true);
     expect(o.metricsPort).toBe(8002);
+  });
+
+  it('takes --allow-client-shm and --metrics-address as tritonserver does', () => {
+    const o = parseArgs([
+      '--model-repository=/m',
+      '--allow-client-shm=true',
+      '--http-address=127.0.0.1',
+      '--metrics-address=127.0.0.2',
+    ]);
+    expect(o.server).toMatchObject({
+      allowClientShm: true,
+      httpAddress: '127.0.0.1',
+      metricsAddress: '127.0.0.2',
+    });
   });
 
   it('accepts --flag=value and --flag value, repeatable and boolean forms', () => {

@@ -14,6 +14,8 @@ beforeAll(async () => {
   srv = await startTestServer({
     only: ['simple', 'identity_fp16', 'identity_string', 'identity_fp32', 'python_model', 'slow_identity'],
     httpMaxInputSize: 64 * 1024,
+    // Shared-memory refusals below are the ones of a server that allows client shared memory.
+    allowClientShm: true,
   });
   url = srv.url;
 });

@@ -12,7 +12,7 @@ const file = `/dev/shm${key}`;
 const key2 = `${key}-small`;
 
 beforeAll(async () => {
-  srv = await startTestServer({ only: ['simple'] });
+  srv = await startTestServer({ only: ['simple'], allowClientShm: true });
   // 16 INT32 for INPUT0 at 0, 16 INT32 for INPUT1 at 64, room for OUTPUT0 at 128 (offset 16 into the region).
   const region = Buffer.alloc(256);
   for (let i = 0; i < 16; i++) {
