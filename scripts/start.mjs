@@ -13,6 +13,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
+import { embeddedServerCommand } from './embedded-server.mjs';
+
 const root = new URL('..', import.meta.url).pathname;
 const env = {
   ...process.env,
@@ -71,25 +73,14 @@ async function waitReady(url, timeoutMs) {
 
 let tritonUrl = process.env.TRITON_SERVER_URL;
 if (tritonUrl === undefined || tritonUrl === '') {
-  const httpPort = process.env.TRITON_HTTP_PORT ?? '8000';
-  const metricsPort = process.env.TRITON_METRICS_PORT ?? '8002';
-  const httpAddress = process.env.TRITON_HTTP_ADDRESS ?? '127.0.0.1';
-  const cli = join(root, 'packages/server/dist/cli.js');
+  const command = embeddedServerCommand(root, process.env);
+  const cli = command.args[0];
   if (!existsSync(cli)) {
     console.error(`npm start: missing ${cli}: the server build did not produce its CLI`);
     process.exit(1);
   }
-  launch('embedded server', [
-    cli,
-    `--model-repository=${join(root, 'models_staging')}`,
-    `--http-port=${httpPort}`,
-    `--metrics-port=${metricsPort}`,
-    // Only the gateway talks to the inference server: keep it (and its metrics) off the network
-    // unless TRITON_HTTP_ADDRESS asks otherwise (for example 0.0.0.0 for Prometheus on another host).
-    `--http-address=${httpAddress}`,
-  ]);
-  const host = httpAddress === '0.0.0.0' || httpAddress === '::' ? '127.0.0.1' : httpAddress;
-  tritonUrl = `${host.includes(':') ? `[${host}]` : host}:${httpPort}`;
+  launch('embedded server', command.args);
+  tritonUrl = command.tritonUrl;
   const base = `http://${tritonUrl}`;
   if (!(await waitReady(`${base}/v2/health/ready`, 120_000))) {
     console.error(`npm start: the embedded server at ${base} did not become ready within 120 s`);
