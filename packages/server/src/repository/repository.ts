@@ -8,7 +8,7 @@
  * validate; check the backend can run here; select versions by `version_policy`; load labels.
  * @packageDocumentation
  */
-import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, normalize, resolve } from 'node:path';
 
@@ -32,13 +32,19 @@ import { listVersionDirectories, selectVersions } from './versions.js';
 
 /**
  * Lists the model directories of one or more repositories (hidden entries skipped), sorted by
- * name within each repository. A model present in two repositories appears twice.
+ * name within each repository. A model present in two repositories appears twice; a repository
+ * given twice (same real path) is read once.
  * @throws ModelRepositoryError `REPOSITORY_NOT_FOUND`
  */
 export async function listRepositoryModels(repositories: readonly string[]): Promise<RepositoryEntry[]> {
   const out: RepositoryEntry[] = [];
+  const seen = new Set<string>();
   for (const repo of repositories) {
     const root = resolve(repo);
+    // As Triton: the same repository given twice (or through a link) is one repository.
+    const real = await realpath(root).catch(() => root);
+    if (seen.has(real)) continue;
+    seen.add(real);
     let entries;
     try {
       entries = await readdir(root, { withFileTypes: true });

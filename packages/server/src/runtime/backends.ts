@@ -40,8 +40,9 @@ export interface RuntimeModelInstance extends ModelInstance {
 
 /**
  * Creates every instance of one model version: for each `instance_group`, `count` instances of its
- * `kind`, named `<group name>_<index>` (Triton's instance names). Instances are created one after
- * another; on failure, instances already created are disposed.
+ * `kind` (for `KIND_GPU`, `count` on each GPU of its `gpus` list, as Triton), named
+ * `<group name>_<index>` with the index running over the whole group. Instances are created one
+ * after another; on failure, instances already created are disposed.
  *
  * Kinds: `KIND_CPU` and `KIND_MODEL` run on the CPU and report their kind; `KIND_GPU` groups fail
  * with `INSTANCE_CREATION_FAILED` (no GPU here, as Triton fails to load them) unless
@@ -78,7 +79,9 @@ export async function createInstances(
       } else if (kind === 'KIND_AUTO') {
         kind = 'KIND_CPU';
       }
-      for (let index = 0; index < group.count; index++) {
+      // As Triton: a KIND_GPU group has `count` instances on each GPU it lists (on the CPU here).
+      const perDevice = group.kind === 'KIND_GPU' ? Math.max(1, group.gpus.length) : 1;
+      for (let index = 0; index < group.count * perDevice; index++) {
         const base = { name: `${group.name}_${index}`, kind, groupName: group.name, index, version, config };
         const instance =
           support.backend === 'onnxruntime'

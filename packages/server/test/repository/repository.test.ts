@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, stat, writeFile, mkdir } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, symlink, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -66,6 +66,17 @@ describe('repository scan', () => {
     const entries = await listRepositoryModels([repo]);
     expect(entries.map((e) => e.name)).toEqual(TEST_MODELS.map((m) => m.name).sort());
     expect(entries[0]?.directory).toBe(join(repo, entries[0]?.name ?? ''));
+  });
+
+  it('reads a repository given twice (or through a link) once, as Triton', async () => {
+    const link = join(root, 'models-link');
+    await symlink(repo, link);
+    try {
+      const entries = await listRepositoryModels([repo, `${repo}/`, link]);
+      expect(entries.map((e) => e.name)).toEqual(TEST_MODELS.map((m) => m.name).sort());
+    } finally {
+      await rm(link);
+    }
   });
 
   it('rejects a missing repository with a typed error', async () => {

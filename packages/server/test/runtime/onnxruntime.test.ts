@@ -277,6 +277,23 @@ describe('onnxruntime backend', () => {
     expect(list.map((i) => [i.name, i.kind])).toEqual([['identity_fp32_0_0', 'KIND_CPU']]);
   });
 
+  it('creates count instances on each GPU a KIND_GPU group lists, as Triton (count × gpus)', async () => {
+    const override = {
+      backend: 'onnxruntime',
+      max_batch_size: 8,
+      input: [{ name: 'INPUT0', data_type: 'TYPE_FP32', dims: [-1] }],
+      output: [{ name: 'OUTPUT0', data_type: 'TYPE_FP32', dims: [-1] }],
+      instance_group: [
+        { name: 'gpu', kind: 'KIND_GPU', count: 2, gpus: [0, 1] },
+        { name: 'cpu', kind: 'KIND_CPU', count: 1 },
+      ],
+    };
+    const model = await definition('identity_fp32', { configOverride: override, gpuFallback: 'cpu' });
+    const list = await createInstances(model, 1, { gpuFallback: 'cpu' });
+    opened.push(...list);
+    expect(list.map((i) => i.name)).toEqual(['gpu_0', 'gpu_1', 'gpu_2', 'gpu_3', 'cpu_0']);
+  });
+
   it('refuses a backend it cannot run with BACKEND_UNAVAILABLE', async () => {
     const model = await definition('identity_fp32');
     const python = { ...model, config: { ...model.config, backend: 'python' } };
