@@ -78,7 +78,7 @@ async function main(argv: readonly string[]): Promise<number> {
     core.logger.info(`Started HTTPService at ${options.server.httpAddress ?? '0.0.0.0'}:${running.httpPort}`);
   if (running.metricsPort !== undefined) {
     core.logger.info(
-      `Started Metrics Service at ${options.server.httpAddress ?? '0.0.0.0'}:${running.metricsPort}`,
+      `Started Metrics Service at ${options.server.metricsAddress ?? options.server.httpAddress ?? '0.0.0.0'}:${running.metricsPort}`,
     );
   }
 

@@ -12,6 +12,7 @@
 import { bytesToStrings } from './bytes.js';
 import type { Datatype, TensorData } from './datatypes.js';
 import { ProtocolError } from './errors.js';
+import { stringifyJson } from './json.js';
 
 /** A JSON tensor element: number, bigint (64-bit integers out of the safe range), boolean or string. */
 export type JsonElement = number | bigint | boolean | string;
@@ -64,10 +65,16 @@ function flatten(data: readonly unknown[]): unknown[] {
   return (data as unknown[]).flat(Infinity);
 }
 
+/** A value as error messages show it: JSON (bigints exact, never a throw), at most 100 characters. */
+function describeValue(value: unknown): string {
+  const text = typeof value === 'bigint' ? value.toString() : stringifyJson(value);
+  return text.length > 100 ? `${text.slice(0, 97)}...` : text;
+}
+
 function typeError(what: string, datatype: Datatype, index: number, value: unknown): ProtocolError {
   return new ProtocolError(
     'INVALID_VALUE',
-    `Unable to parse 'data': element ${index} of ${what} (${JSON.stringify(typeof value === 'bigint' ? value.toString() : value) ?? String(value)}) is not a valid ${datatype} value`,
+    `Unable to parse 'data': element ${index} of ${what} (${describeValue(value)}) is not a valid ${datatype} value`,
   );
 }
 

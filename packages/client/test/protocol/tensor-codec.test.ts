@@ -140,6 +140,14 @@ describe('JSON tensor data', () => {
     expect(codeOf(() => tensorDataFromJson('UINT64', [-1]))).toBe('INVALID_VALUE');
   });
 
+  it('names a bad element even when it holds a bigint or is huge (never a throw of its own)', () => {
+    expect(() => tensorDataFromJson('FP32', [{ k: [2n ** 60n] }], 1)).toThrow(
+      `Unable to parse 'data': element 0 of input '' ({"k":[1152921504606846976]}) is not a valid FP32 value`,
+    );
+    expect(codeOf(() => tensorDataFromJson('FP32', [{ k: 'x'.repeat(10_000) }], 1))).toBe('INVALID_VALUE');
+    expect(() => tensorDataFromJson('FP32', [{ k: 'x'.repeat(10_000) }], 1)).toThrow(/\.\.\.\) is not/);
+  });
+
   it('keeps 64-bit integers exact through stringifyJson and parseJson', () => {
     const text = stringifyJson({
       data: tensorDataToJson('UINT64', new BigUint64Array([2n ** 64n - 1n, 1n])),

@@ -9,7 +9,7 @@
  */
 import { appendFileSync } from 'node:fs';
 
-import { invalidArg, unsupported } from './errors.js';
+import { invalidArg, unavailable, unsupported } from './errors.js';
 
 /** Triton's log settings object. */
 export interface LogSettings {
@@ -84,7 +84,8 @@ export class Logger {
         next.log_verbose_level = value;
       } else if (key === 'log_format') {
         if (value !== 'default' && value !== 'ISO8601') {
-          throw invalidArg(`invalid argument for log_format, got: ${JSON.stringify(value)}`);
+          // Triton answers this one UNAVAILABLE (503), with the flag's name.
+          throw unavailable(`invalid argument for --log_format, got: ${String(value)}`);
         }
         next.log_format = value;
       } else {

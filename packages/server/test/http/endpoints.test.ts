@@ -458,5 +458,9 @@ describe('trace and log settings', () => {
     await post(url, '/v2/logging', JSON.stringify({ log_verbose_level: 0 }));
     const bad = await post(url, '/v2/logging', JSON.stringify({ log_info: 'yes' }));
     expect(bad.status).toBe(400);
+    // Triton answers a bad log_format UNAVAILABLE, naming the flag.
+    const format = await post(url, '/v2/logging', JSON.stringify({ log_format: 'xml' }));
+    expect(format.status).toBe(503);
+    expect(format.json).toEqual({ error: 'invalid argument for --log_format, got: xml' });
   });
 });
