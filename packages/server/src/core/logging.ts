@@ -9,6 +9,8 @@
  */
 import { appendFileSync } from 'node:fs';
 
+import { stringifyJson } from '@tritonserver-ts/client/protocol';
+
 import { invalidArg, unavailable, unsupported } from './errors.js';
 
 /** Triton's log settings object. */
@@ -85,7 +87,9 @@ export class Logger {
       } else if (key === 'log_format') {
         if (value !== 'default' && value !== 'ISO8601') {
           // Triton answers this one UNAVAILABLE (503), with the flag's name.
-          throw unavailable(`invalid argument for --log_format, got: ${String(value)}`);
+          throw unavailable(
+            `invalid argument for --log_format, got: ${typeof value === 'string' ? value : stringifyJson(value)}`,
+          );
         }
         next.log_format = value;
       } else {
