@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import type { NextConfig } from 'next';
+import { STATIC_SECURITY_HEADERS } from './src/lib/security-headers';
 
 const config: NextConfig = {
   output: 'standalone',
@@ -20,6 +21,9 @@ const config: NextConfig = {
     ],
   },
   poweredByHeader: false,
+  // nosniff, no framing, referrer and permissions policies on every response (pages and /api); the
+  // pages' Content-Security-Policy carries a per-request nonce and is set by src/proxy.ts.
+  headers: () => Promise.resolve([{ source: '/:path*', headers: [...STATIC_SECURITY_HEADERS] }]),
   // API answers are small JSON; compression belongs to the reverse proxy, not the inference path's CPU.
   compress: false,
   reactStrictMode: true,
