@@ -1,4 +1,4 @@
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { crc32, deflateSync } from 'node:zlib';
@@ -52,7 +52,8 @@ beforeAll(async () => {
   const src = join(MODELS, 'food_classifier_onnx');
   const dst = join(badRepo, 'food_classifier_onnx');
   mkdirSync(join(dst, '1'), { recursive: true });
-  symlinkSync(join(src, '1', 'model.onnx'), join(dst, '1', 'model.onnx'));
+  // A copy, not a link: the server refuses model files that resolve outside the model directory.
+  cpSync(join(src, '1', 'model.onnx'), join(dst, '1', 'model.onnx'));
   cpSync(join(src, 'labels.txt'), join(dst, 'labels.txt'));
   const cfg = readFileSync(join(src, 'config.pbtxt'), 'utf8');
   const patched = cfg.replace(/(key: "preprocess_size"\s*value: \{ string_value: ")224(")/, '$1200$2');

@@ -24,7 +24,7 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, mkdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -90,7 +90,8 @@ function configFor(v: Variant): string {
 async function makeRepository(v: Variant): Promise<string> {
   const root = await mkdtemp(path.join(os.tmpdir(), 'tsbench-'));
   await mkdir(path.join(root, MODEL, '1'), { recursive: true });
-  await symlink(modelPath, path.join(root, MODEL, '1', 'model.onnx'));
+  // A copy, not a link: the server refuses model files that resolve outside the model directory.
+  await copyFile(modelPath, path.join(root, MODEL, '1', 'model.onnx'));
   await writeFile(path.join(root, MODEL, 'config.pbtxt'), configFor(v));
   return root;
 }
