@@ -49,6 +49,8 @@ const schema = z
       .min(1)
       .max(256)
       .default(Math.max(4, availableParallelism() * 2)),
+    /** Pixels decoded at once across all uploads (an RGB pixel is 3 bytes, plus decoder buffers). */
+    DECODE_PIXEL_BUDGET: z.coerce.number().int().min(1_000_000).max(2_000_000_000).default(48_000_000),
     FEEDBACK_STORAGE: z.enum(['local', 's3', 'none']).optional(),
     FEEDBACK_DIR: z.string().trim().min(1).default('data/feedback'),
     /** Persist every upload with its prediction (the original's production branch did); by default
@@ -79,6 +81,7 @@ const schema = z
       maxUploadBytes: e.MAX_UPLOAD_BYTES,
       maxImagePixels: e.MAX_IMAGE_PIXELS,
       decodeConcurrency: e.DECODE_CONCURRENCY,
+      decodePixelBudget: e.DECODE_PIXEL_BUDGET,
       feedback: {
         storage,
         dir: e.FEEDBACK_DIR,

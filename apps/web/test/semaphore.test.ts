@@ -36,4 +36,28 @@ describe('Semaphore (bounds concurrent decodes)', () => {
     await expect(s.run(() => Promise.resolve('next'))).resolves.toBe('next');
     expect(s.inUse).toBe(0);
   });
+
+  it('weighs holders: units never exceed the limit, a heavy waiter is not starved by light ones', async () => {
+    const s = new Semaphore(10);
+    let held = 0;
+    let peak = 0;
+    const order: string[] = [];
+    const job = (name: string, weight: number, ms: number) =>
+      s.run(
+        async () => {
+          held += Math.min(weight, 10);
+          peak = Math.max(peak, held);
+          order.push(name);
+          await new Promise((r) => setTimeout(r, ms));
+          held -= Math.min(weight, 10);
+        },
+        undefined,
+        weight,
+      );
+    await Promise.all([job('a', 6, 20), job('heavy', 8, 5), job('b', 2, 5), job('huge', 50, 5)]);
+    expect(peak).toBeLessThanOrEqual(10);
+    // FIFO: 'b' fits beside 'a' but waits behind 'heavy'; 'huge' (capped at the limit) runs alone.
+    expect(order).toEqual(['a', 'heavy', 'b', 'huge']);
+    expect(s.inUse).toBe(0);
+  });
 });

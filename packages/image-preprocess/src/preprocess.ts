@@ -59,9 +59,37 @@ function sharpMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-function classifySharpError(err: unknown): ImagePreprocessError {
+/**
+ * The supported format whose signature `input` starts with, if any. A file that carries an image
+ * signature but that libvips cannot even identify (a TIFF cut before its directory, say) is a
+ * damaged image, not a file of an unsupported type.
+ */
+export function imageSignature(input: Uint8Array): string | undefined {
+  const ascii = (from: number, to: number): string => String.fromCharCode(...input.subarray(from, to));
+  if (input[0] === 0xff && input[1] === 0xd8 && input[2] === 0xff) return 'jpeg';
+  if (ascii(0, 8) === '\x89PNG\r\n\x1a\n') return 'png';
+  if (ascii(0, 6) === 'GIF87a' || ascii(0, 6) === 'GIF89a') return 'gif';
+  if (ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WEBP') return 'webp';
+  if (ascii(0, 4) === 'II*\0' || ascii(0, 4) === 'MM\0*') return 'tiff';
+  if (ascii(4, 8) === 'ftyp') {
+    const brand = ascii(8, 12);
+    if (brand === 'avif' || brand === 'avis') return 'avif';
+    if (['heic', 'heix', 'mif1', 'msf1', 'hevc'].includes(brand)) return 'heif';
+  }
+  return undefined;
+}
+
+function classifySharpError(err: unknown, input?: Uint8Array): ImagePreprocessError {
   const msg = sharpMessage(err);
   if (/unsupported image format/i.test(msg)) {
+    const signature = input === undefined ? undefined : imageSignature(input);
+    if (signature !== undefined) {
+      return new ImagePreprocessError(
+        'CORRUPT_IMAGE',
+        `The ${signature.toUpperCase()} image could not be decoded (it is truncated or damaged).`,
+        { cause: err },
+      );
+    }
     return new ImagePreprocessError('UNSUPPORTED_FORMAT', 'The file is not an image in a supported format.', {
       cause: err,
     });
@@ -89,25 +117,26 @@ const sharpOptions = (limits: Required<DecodeLimits>) =>
     pages: 1,
   }) as const;
 
-/**
- * Decodes an upload into 8-bit RGB: EXIF orientation applied, alpha dropped (not composited, like
- * PIL's `convert('RGB')`), grey and palette expanded to three channels. Refuses unsupported formats
- * (`UNSUPPORTED_FORMAT`), corrupt data (`CORRUPT_IMAGE`) and decompression bombs (`TOO_MANY_PIXELS`,
- * decided from the header before decoding).
- */
-export async function decodeImage(input: Uint8Array, limits: DecodeLimits = {}): Promise<DecodedImage> {
+/** What the header says, checked against the limits (no pixel decoded). */
+interface ProbedImage {
+  readonly format: string;
+  readonly sourceWidth: number;
+  readonly sourceHeight: number;
+  /** Size after EXIF orientation. */
+  readonly width: number;
+  readonly height: number;
+  readonly meta: Metadata;
+}
+
+async function probeImage(input: Uint8Array, lim: Required<DecodeLimits>): Promise<ProbedImage> {
   if (input.byteLength === 0) throw new ImagePreprocessError('EMPTY_IMAGE', 'The file is empty.');
-  const lim: Required<DecodeLimits> = {
-    maxPixels: limits.maxPixels ?? DEFAULT_MAX_PIXELS,
-    maxDimension: limits.maxDimension ?? DEFAULT_MAX_DIMENSION,
-  };
   const opts = sharpOptions(lim);
   let meta: Metadata;
   try {
     // Header only: cheap, and tells us the size before we commit memory to pixels.
     meta = await sharp(input, { ...opts, limitInputPixels: false }).metadata();
   } catch (err) {
-    throw classifySharpError(err);
+    throw classifySharpError(err, input);
   }
   const format = meta.format;
   if (!SUPPORTED_FORMATS.has(format)) {
@@ -135,6 +164,42 @@ export async function decodeImage(input: Uint8Array, limits: DecodeLimits = {}):
       `The image is ${sourceWidth}×${sourceHeight} pixels; the limit is ${lim.maxPixels.toLocaleString('en')} pixels and ${lim.maxDimension} per side.`,
     );
   }
+  const swap = (meta.orientation ?? 1) >= 5;
+  return {
+    format,
+    sourceWidth,
+    sourceHeight,
+    width: swap ? sourceHeight : sourceWidth,
+    height: swap ? sourceWidth : sourceHeight,
+    meta,
+  };
+}
+
+function limitsOf(limits: DecodeLimits): Required<DecodeLimits> {
+  return {
+    maxPixels: limits.maxPixels ?? DEFAULT_MAX_PIXELS,
+    maxDimension: limits.maxDimension ?? DEFAULT_MAX_DIMENSION,
+  };
+}
+
+/**
+ * Decodes an upload into 8-bit RGB: EXIF orientation applied, alpha dropped (not composited, like
+ * PIL's `convert('RGB')`), grey and palette expanded to three channels. Refuses unsupported formats
+ * (`UNSUPPORTED_FORMAT`), corrupt data (`CORRUPT_IMAGE`) and decompression bombs (`TOO_MANY_PIXELS`,
+ * decided from the header before decoding).
+ */
+export async function decodeImage(input: Uint8Array, limits: DecodeLimits = {}): Promise<DecodedImage> {
+  const lim = limitsOf(limits);
+  return decodeWith(input, await probeImage(input, lim), lim);
+}
+
+async function decodeWith(
+  input: Uint8Array,
+  probed: ProbedImage,
+  lim: Required<DecodeLimits>,
+): Promise<DecodedImage> {
+  const opts = sharpOptions(lim);
+  const { format, sourceWidth, sourceHeight, meta } = probed;
   let out: { data: Buffer; info: OutputInfo };
   try {
     out = await sharp(input, { ...opts, autoOrient: true })
@@ -143,7 +208,7 @@ export async function decodeImage(input: Uint8Array, limits: DecodeLimits = {}):
       .raw({ depth: 'uchar' })
       .toBuffer({ resolveWithObject: true });
   } catch (err) {
-    throw classifySharpError(err);
+    throw classifySharpError(err, input);
   }
   let { data } = out;
   const { width, height, channels } = out.info;
@@ -172,6 +237,22 @@ export async function decodeImage(input: Uint8Array, limits: DecodeLimits = {}):
 }
 
 /**
+ * The pixel count (width × height of the first page) an upload's header declares, read without
+ * decoding a pixel; `undefined` when the header cannot be read (decoding will then fail with the
+ * precise error). Lets a caller reserve decode memory before committing to it.
+ */
+export async function imagePixels(input: Uint8Array): Promise<number | undefined> {
+  try {
+    const meta = await sharp(input, { limitInputPixels: false, pages: 1 }).metadata();
+    const w = meta.width;
+    const h = meta.pageHeight ?? meta.height;
+    return w > 0 && h > 0 ? w * h : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Resizes decoded RGB to the configured size (squash, or shorter side + centre crop with
  * torchvision's rounding) and returns 8-bit RGB HWC bytes of `config.height × config.width`.
  * The `pillow` resampler (bilinear) is bit-exact with Pillow/torchvision; `libvips` is much faster
@@ -181,38 +262,45 @@ export async function resizeRgb(
   image: Pick<DecodedImage, 'data' | 'width' | 'height'>,
   config: PreprocessConfig,
 ): Promise<Uint8Array> {
-  const { width: W, height: H } = config;
-  let rw = W;
-  let rh = H;
-  if (config.resize === 'center-crop') {
-    // torchvision Resize(int): shorter side = n, longer = int(n * long / short).
-    const s = config.resizeShorter;
-    [rw, rh] =
-      image.width <= image.height
-        ? [s, Math.floor((s * image.height) / image.width)]
-        : [Math.floor((s * image.width) / image.height), s];
-    if (rw < W || rh < H) {
-      throw new ImagePreprocessError(
-        'INVALID_CONFIG',
-        `preprocess_resize_shorter ${s} is smaller than the crop`,
-      );
-    }
-  }
-  let resized: Uint8Array;
-  const pillow =
+  const [rw, rh] = resizeTarget(image.width, image.height, config);
+  const resized = usesPillow(config, image.width * image.height)
+    ? resizeRgbLikePillow(image.data, image.width, image.height, rw, rh)
+    : await sharp(image.data, { raw: { width: image.width, height: image.height, channels: 3 } })
+        .resize(rw, rh, { fit: 'fill', kernel: config.kernel, fastShrinkOnLoad: false })
+        .raw({ depth: 'uchar' })
+        .toBuffer();
+  return centerCrop(resized, rw, rh, config);
+}
+
+/** Whether `config` resizes an image of `pixels` with the Pillow-exact resampler (else libvips). */
+function usesPillow(config: PreprocessConfig, pixels: number): boolean {
+  return (
     config.kernel === 'linear' &&
-    (config.resampler === 'pillow' ||
-      (config.resampler === 'auto' && image.width * image.height <= AUTO_PILLOW_MAX_PIXELS));
-  if (pillow) {
-    resized = resizeRgbLikePillow(image.data, image.width, image.height, rw, rh);
-  } else {
-    resized = await sharp(image.data, { raw: { width: image.width, height: image.height, channels: 3 } })
-      .resize(rw, rh, { fit: 'fill', kernel: config.kernel, fastShrinkOnLoad: false })
-      .raw({ depth: 'uchar' })
-      .toBuffer();
+    (config.resampler === 'pillow' || (config.resampler === 'auto' && pixels <= AUTO_PILLOW_MAX_PIXELS))
+  );
+}
+
+/** The size to resize to before any crop: the target (squash) or torchvision's shorter-side rule. */
+function resizeTarget(width: number, height: number, config: PreprocessConfig): [number, number] {
+  if (config.resize !== 'center-crop') return [config.width, config.height];
+  // torchvision Resize(int): shorter side = n, longer = int(n * long / short).
+  const s = config.resizeShorter;
+  const [rw, rh] =
+    width <= height ? [s, Math.floor((s * height) / width)] : [Math.floor((s * width) / height), s];
+  if (rw < config.width || rh < config.height) {
+    throw new ImagePreprocessError(
+      'INVALID_CONFIG',
+      `preprocess_resize_shorter ${s} is smaller than the crop`,
+    );
   }
+  return [rw, rh];
+}
+
+/** torchvision CenterCrop of an `rw`×`rh` RGB image to the configured size (a no-op when equal). */
+function centerCrop(resized: Uint8Array, rw: number, rh: number, config: PreprocessConfig): Uint8Array {
+  const { width: W, height: H } = config;
   if (rw === W && rh === H) return resized;
-  // torchvision CenterCrop: top = int(round((h - ch) / 2)).
+  // top = int(round((h - ch) / 2)).
   const top = Math.round((rh - H) / 2);
   const left = Math.round((rw - W) / 2);
   const out = new Uint8Array(W * H * 3);
@@ -221,6 +309,38 @@ export async function resizeRgb(
     out.set(resized.subarray(from, from + W * 3), y * W * 3);
   }
   return out;
+}
+
+/**
+ * Large images on the libvips path in one streaming pipeline: decode (shrinking on load where the
+ * format allows), orient, drop alpha, sRGB, resize. The full-resolution RGB image never exists in
+ * memory (a 40 MP photo would be 120 MB, several times over in intermediates).
+ */
+async function decodeAndResize(
+  input: Uint8Array,
+  probed: ProbedImage,
+  config: PreprocessConfig,
+  lim: Required<DecodeLimits>,
+): Promise<Uint8Array> {
+  const [rw, rh] = resizeTarget(probed.width, probed.height, config);
+  let out: { data: Buffer; info: OutputInfo };
+  try {
+    out = await sharp(input, { ...sharpOptions(lim), autoOrient: true })
+      .removeAlpha()
+      .toColourspace('srgb')
+      .resize(rw, rh, { fit: 'fill', kernel: config.kernel, fastShrinkOnLoad: false })
+      .raw({ depth: 'uchar' })
+      .toBuffer({ resolveWithObject: true });
+  } catch (err) {
+    throw classifySharpError(err, input);
+  }
+  if (out.info.channels !== 3 || out.info.width !== rw || out.info.height !== rh) {
+    throw new ImagePreprocessError(
+      'CORRUPT_IMAGE',
+      `The image decoded to ${out.info.width}×${out.info.height}×${out.info.channels}; expected ${rw}×${rh} RGB.`,
+    );
+  }
+  return centerCrop(out.data, rw, rh, config);
 }
 
 /**
@@ -278,13 +398,33 @@ export async function preprocessImage(
   out?: Float32Array,
 ): Promise<PreprocessResult> {
   const t0 = performance.now();
-  const decoded = await decodeImage(input, limits);
-  const t1 = performance.now();
-  const rgb = await resizeRgb(decoded, config);
-  const pixels = config.width * config.height;
-  const tensor = normalizeToTensor(rgb, pixels, config, out);
+  const lim = limitsOf(limits);
+  const probed = await probeImage(input, lim);
+  let rgb: Uint8Array;
+  let image: Omit<DecodedImage, 'data'>;
+  let t1: number;
+  if (usesPillow(config, probed.width * probed.height)) {
+    const { data, ...decoded } = await decodeWith(input, probed, lim);
+    image = decoded;
+    t1 = performance.now();
+    rgb = await resizeRgb({ data, width: decoded.width, height: decoded.height }, config);
+  } else {
+    // Decode and resize are one pipeline here: decodeMs covers both.
+    rgb = await decodeAndResize(input, probed, config, lim);
+    t1 = performance.now();
+    image = {
+      width: probed.width,
+      height: probed.height,
+      format: probed.format,
+      sourceWidth: probed.sourceWidth,
+      sourceHeight: probed.sourceHeight,
+      orientation: probed.meta.orientation ?? 1,
+      hadAlpha: probed.meta.hasAlpha,
+      sourceChannels: probed.meta.channels,
+    };
+  }
+  const tensor = normalizeToTensor(rgb, config.width * config.height, config, out);
   const t2 = performance.now();
-  const { data: _data, ...image } = decoded;
   return {
     tensor,
     shape: config.layout === 'CHW' ? [3, config.height, config.width] : [config.height, config.width, 3],

@@ -1,6 +1,6 @@
 import 'server-only';
 import { performance } from 'node:perf_hooks';
-import { decodeImage, preprocessImage } from '@gourmetgram/image-preprocess';
+import { decodeImage, imagePixels, preprocessImage } from '@gourmetgram/image-preprocess';
 import { env } from '../env';
 import type { Prediction } from '../lib/types';
 import { GatewayError } from './errors';
@@ -12,10 +12,19 @@ const tensorPool: Float32Array[] = [];
 const POOL_MAX = 16;
 
 let decodeGate: Semaphore | undefined;
-function gate(): Semaphore {
-  const { decodeConcurrency } = env();
+let pixelGate: Semaphore | undefined;
+
+/**
+ * Runs a decode within both bounds: at most `DECODE_CONCURRENCY` decodes, and at most
+ * `DECODE_PIXEL_BUDGET` pixels being decoded (each upload weighs what its header declares).
+ */
+async function decodeBounded<T>(bytes: Uint8Array, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+  const { decodeConcurrency, decodePixelBudget } = env();
   if (decodeGate?.limit !== decodeConcurrency) decodeGate = new Semaphore(decodeConcurrency);
-  return decodeGate;
+  if (pixelGate?.limit !== decodePixelBudget) pixelGate = new Semaphore(decodePixelBudget);
+  const counted = decodeGate;
+  const weighed = pixelGate;
+  return counted.run(async () => weighed.run(fn, signal, (await imagePixels(bytes)) ?? 1), signal);
 }
 
 /** Numerically stable softmax in float64. */
@@ -70,7 +79,11 @@ export async function classify(bytes: Uint8Array, opts: ClassifyOptions): Promis
       const size = model.input.shape.reduce((a, b) => a * b, 1);
       let buf = tensorPool.pop();
       if (buf?.length !== size) buf = new Float32Array(size);
-      const pre = await gate().run(() => preprocessImage(bytes, model.preprocess, limits, buf), opts.signal);
+      const pre = await decodeBounded(
+        bytes,
+        () => preprocessImage(bytes, model.preprocess, limits, buf),
+        opts.signal,
+      );
       decodeMs = pre.timings.decodeMs;
       preprocessMs = pre.timings.preprocessMs;
       image = { format: pre.image.format, width: pre.image.width, height: pre.image.height };
@@ -107,7 +120,7 @@ export async function classify(bytes: Uint8Array, opts: ClassifyOptions): Promis
     } else {
       // Validate like the tensor path (same 400/415 errors), then send the file's own bytes.
       const d0 = performance.now();
-      const decoded = await gate().run(() => decodeImage(bytes, limits), opts.signal);
+      const decoded = await decodeBounded(bytes, () => decodeImage(bytes, limits), opts.signal);
       image = { format: decoded.format, width: decoded.width, height: decoded.height };
       const d1 = performance.now();
       decodeMs = d1 - d0;

@@ -63,9 +63,14 @@ export async function readUpload(
   } catch (err) {
     throw new GatewayError('INVALID_REQUEST', 'The multipart body could not be parsed.', { cause: err });
   }
-  const file = parts.find((p) => p.name === 'file' && p.filename !== undefined);
+  const files = parts.filter((p) => p.name === 'file' && p.filename !== undefined);
+  const file = files[0];
   if (!file) {
     throw new GatewayError('MISSING_FILE', 'Attach the photo in a multipart field named "file".');
+  }
+  if (files.length > 1) {
+    // One prediction per request: which photo was meant is not ours to guess.
+    throw new GatewayError('INVALID_REQUEST', 'Send exactly one photo in the "file" field.');
   }
   if (file.data.byteLength > maxBytes) throw tooLarge();
   return {
