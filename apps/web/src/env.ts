@@ -41,6 +41,13 @@ const schema = z
       .min(1024)
       .max(100 * MiB)
       .default(10 * MiB),
+    /** Largest feedback body (JSON: id, kind, label, a 500-character comment fit in 2 kB). */
+    MAX_FEEDBACK_BYTES: z.coerce
+      .number()
+      .int()
+      .min(1024)
+      .max(MiB)
+      .default(16 * 1024),
     MAX_IMAGE_PIXELS: z.coerce.number().int().min(10_000).max(500_000_000).default(40_000_000),
     /** Images decoded at once; bounds memory (a 40 MP photo decodes to 120 MB). */
     DECODE_CONCURRENCY: z.coerce
@@ -80,6 +87,7 @@ const schema = z
       inferenceTimeoutMs: e.INFERENCE_TIMEOUT_MS,
       maxUploadBytes: e.MAX_UPLOAD_BYTES,
       maxImagePixels: e.MAX_IMAGE_PIXELS,
+      maxFeedbackBytes: e.MAX_FEEDBACK_BYTES,
       decodeConcurrency: e.DECODE_CONCURRENCY,
       decodePixelBudget: e.DECODE_PIXEL_BUDGET,
       feedback: {

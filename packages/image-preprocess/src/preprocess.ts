@@ -79,6 +79,37 @@ export function imageSignature(input: Uint8Array): string | undefined {
   return undefined;
 }
 
+/**
+ * True for markup: after an optional byte-order mark and white space the file starts with `<` (SVG,
+ * XML with a DOCTYPE, HTML). No raster format we accept starts that way, and markup must never reach
+ * libvips, whose SVG loader (librsvg) parses DOCTYPEs and entities.
+ */
+export function isMarkup(input: Uint8Array): boolean {
+  let i = 0;
+  let step = 1;
+  if (input[0] === 0xef && input[1] === 0xbb && input[2] === 0xbf) i = 3;
+  else if ((input[0] === 0xff && input[1] === 0xfe) || (input[0] === 0xfe && input[1] === 0xff)) {
+    // UTF-16: look at the character bytes only.
+    i = input[0] === 0xff ? 2 : 3;
+    step = 2;
+  }
+  for (; i < input.length && i < 4096; i += step) {
+    const c = input[i];
+    if (c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d) continue;
+    return c === 0x3c; // '<'
+  }
+  return false;
+}
+
+function refuseMarkup(input: Uint8Array): void {
+  if (isMarkup(input)) {
+    throw new ImagePreprocessError(
+      'UNSUPPORTED_FORMAT',
+      'SVG, XML and HTML files are not supported; send a photo (JPEG, PNG, WebP, GIF, TIFF, AVIF).',
+    );
+  }
+}
+
 function classifySharpError(err: unknown, input?: Uint8Array): ImagePreprocessError {
   const msg = sharpMessage(err);
   if (/unsupported image format/i.test(msg)) {
@@ -130,6 +161,7 @@ interface ProbedImage {
 
 async function probeImage(input: Uint8Array, lim: Required<DecodeLimits>): Promise<ProbedImage> {
   if (input.byteLength === 0) throw new ImagePreprocessError('EMPTY_IMAGE', 'The file is empty.');
+  refuseMarkup(input);
   const opts = sharpOptions(lim);
   let meta: Metadata;
   try {
@@ -242,6 +274,7 @@ async function decodeWith(
  * precise error). Lets a caller reserve decode memory before committing to it.
  */
 export async function imagePixels(input: Uint8Array): Promise<number | undefined> {
+  if (isMarkup(input)) return undefined;
   try {
     const meta = await sharp(input, { limitInputPixels: false, pages: 1 }).metadata();
     const w = meta.width;

@@ -5,11 +5,13 @@ import { ImagePreprocessError } from '@gourmetgram/image-preprocess';
 export const ERROR_STATUS = {
   MISSING_FILE: 400,
   INVALID_REQUEST: 400,
+  INVALID_PREDICTION_ID: 400,
   EMPTY_FILE: 400,
   CORRUPT_IMAGE: 400,
   TOO_MANY_PIXELS: 400,
   NOT_FOUND: 404,
   FILE_TOO_LARGE: 413,
+  BODY_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   CLIENT_CLOSED_REQUEST: 499,
   INTERNAL_ERROR: 500,
@@ -147,5 +149,7 @@ export function errorResponse(err: unknown, requestId?: string): Response {
   const headers: Record<string, string> = { 'cache-control': 'no-store' };
   if (requestId) headers['x-request-id'] = requestId;
   if (g.status === 503) headers['retry-after'] = '5';
+  // A body over the limit is not read any further: close the connection rather than drain it.
+  if (g.status === 413) headers.connection = 'close';
   return Response.json(body, { status: g.status, headers });
 }

@@ -8,6 +8,7 @@ import { AwsClient } from 'aws4fetch';
 import { env } from '../env';
 import type { FeedbackEvent, FeedbackRecord, Prediction } from '../lib/types';
 import { GatewayError } from './errors';
+import { checkPredictionId } from './prediction-id';
 
 /** Where feedback objects live: a directory or an S3-compatible bucket. Keys use `/`. */
 export interface BlobStore {
@@ -183,8 +184,6 @@ const CONTENT_TYPE: Record<string, string> = {
   heif: 'image/heif',
 };
 
-const ID = /^[\w.:-]{1,64}$/;
-
 /**
  * Stores predictions (upload + result) and feedback by prediction id. Layout:
  * `predictions/<id>.json`, `uploads/<id>.<ext>`, `feedback/<id>/<time>-<random>.json` — one object per
@@ -256,7 +255,7 @@ export class FeedbackStore {
   }
 
   async addEvent(predictionId: string, event: Omit<FeedbackEvent, 'at'>): Promise<FeedbackEvent> {
-    if (!ID.test(predictionId)) throw new GatewayError('INVALID_REQUEST', 'Invalid prediction id.');
+    checkPredictionId(predictionId);
     await this.ensureSaved(predictionId);
     const at = new Date().toISOString();
     const full: FeedbackEvent = { ...event, at };
@@ -266,7 +265,7 @@ export class FeedbackStore {
   }
 
   async get(predictionId: string): Promise<FeedbackRecord | undefined> {
-    if (!ID.test(predictionId)) throw new GatewayError('INVALID_REQUEST', 'Invalid prediction id.');
+    checkPredictionId(predictionId);
     await this.pending.get(predictionId)?.catch(() => undefined);
     const raw = await this.blobs.get(`predictions/${predictionId}.json`);
     if (!raw) return undefined;

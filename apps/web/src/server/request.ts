@@ -22,6 +22,31 @@ const MULTIPART_SLACK = 64 * 1024;
  * Reads the body with a hard byte limit (checked against Content-Length first, then while streaming)
  * and returns the multipart field `file`. 413 when too large, 400 when missing or malformed.
  */
+/**
+ * Reads a request body of at most `limit` bytes: refused from a declared Content-Length before a byte
+ * is read, and while streaming as soon as the limit is crossed (the rest is never read; the 413
+ * response closes the connection, see `errorResponse`).
+ */
+export async function readBody(req: Request, limit: number, tooLarge: () => Error): Promise<Buffer> {
+  const declared = Number(req.headers.get('content-length') ?? NaN);
+  if (Number.isFinite(declared) && declared > limit) throw tooLarge();
+  if (!req.body) return Buffer.alloc(0);
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  const reader = req.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > limit) {
+      await reader.cancel().catch(() => undefined);
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks, total);
+}
+
 export async function readUpload(
   req: Request,
   maxBytes: number,
@@ -39,27 +64,13 @@ export async function readUpload(
       'FILE_TOO_LARGE',
       `The file is larger than the ${(maxBytes / 1024 / 1024).toFixed(1)} MB limit.`,
     );
-  const declared = Number(req.headers.get('content-length') ?? NaN);
-  if (Number.isFinite(declared) && declared > limit) throw tooLarge();
   if (!req.body) throw new GatewayError('MISSING_FILE', 'The request has no body.');
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  const reader = req.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > limit) {
-      await reader.cancel().catch(() => undefined);
-      throw tooLarge();
-    }
-    chunks.push(value);
-  }
+  const body = await readBody(req, limit, tooLarge);
   const boundary = boundaryOf(type);
   if (!boundary) throw new GatewayError('INVALID_REQUEST', 'The multipart content type has no boundary.');
   let parts: MultipartPart[];
   try {
-    parts = parseMultipart(Buffer.concat(chunks, total), boundary);
+    parts = parseMultipart(body, boundary);
   } catch (err) {
     throw new GatewayError('INVALID_REQUEST', 'The multipart body could not be parsed.', { cause: err });
   }
