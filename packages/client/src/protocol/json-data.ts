@@ -60,9 +60,37 @@ export function tensorDataToJson(
   }
 }
 
+/** Triton's limit on the nesting of a tensor's JSON `data` (`HTTP_MAX_JSON_NESTING_DEPTH`). */
+export const MAX_JSON_DATA_DEPTH = 100;
+
+/**
+ * Row-major flattening of nested `data` arrays without recursion (an attacker controls the depth),
+ * refusing nesting deeper than {@link MAX_JSON_DATA_DEPTH} with Triton's message.
+ */
 function flatten(data: readonly unknown[]): unknown[] {
   if (!data.some(Array.isArray)) return data as unknown[];
-  return (data as unknown[]).flat(Infinity);
+  const out: unknown[] = [];
+  const stack: { array: readonly unknown[]; index: number }[] = [{ array: data, index: 0 }];
+  while (stack.length > 0) {
+    const top = stack[stack.length - 1] as { array: readonly unknown[]; index: number };
+    if (top.index === top.array.length) {
+      stack.pop();
+      continue;
+    }
+    const item = top.array[top.index++];
+    if (Array.isArray(item)) {
+      if (stack.length >= MAX_JSON_DATA_DEPTH) {
+        throw new ProtocolError(
+          'INVALID_VALUE',
+          `JSON nesting depth exceeds maximum allowed limit (${MAX_JSON_DATA_DEPTH})`,
+        );
+      }
+      stack.push({ array: item as readonly unknown[], index: 0 });
+    } else {
+      out.push(item);
+    }
+  }
+  return out;
 }
 
 /** A value as error messages show it: JSON (bigints exact, never a throw), at most 100 characters. */

@@ -23,6 +23,29 @@ function parseNumber(text: string): number | bigint {
   return Number(text);
 }
 
+/** Deepest nesting the exact-integer parser accepts (it recurses; the built-in parser does not). */
+const MAX_LOSSLESS_DEPTH = 1000;
+
+/** The deepest `[`/`{` nesting of JSON text, strings skipped; stops counting past `limit`. */
+function nestingDepth(text: string, limit: number): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c)
+        i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) max = depth;
+      if (max > limit) return max;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return max;
+}
+
 /**
  * Parses JSON; integers that a `number` cannot hold exactly come back as `bigint`.
  * Throws {@link ProtocolError} `MALFORMED_JSON` on invalid JSON.
@@ -31,6 +54,9 @@ function parseNumber(text: string): number | bigint {
 export function parseJson(text: string, what = 'JSON'): unknown {
   try {
     if (!LONG_INTEGER.test(text)) return JSON.parse(text) as unknown;
+    if (nestingDepth(text, MAX_LOSSLESS_DEPTH) > MAX_LOSSLESS_DEPTH) {
+      throw new Error(`nesting deeper than ${MAX_LOSSLESS_DEPTH} levels`);
+    }
     return losslessParse(text, null, parseNumber);
   } catch (cause) {
     const detail = cause instanceof Error ? cause.message : String(cause);

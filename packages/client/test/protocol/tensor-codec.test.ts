@@ -140,6 +140,22 @@ describe('JSON tensor data', () => {
     expect(codeOf(() => tensorDataFromJson('UINT64', [-1]))).toBe('INVALID_VALUE');
   });
 
+  it('walks nested data without recursion and refuses nesting deeper than 100, as Triton', () => {
+    const nest = (depth: number): unknown[] => {
+      let v: unknown = 1;
+      for (let i = 0; i < depth; i++) v = [v];
+      return v as unknown[];
+    };
+    expect(Array.from(tensorDataFromJson('INT32', nest(100), 1))).toEqual([1]);
+    for (const depth of [101, 100_000]) {
+      expect(() => tensorDataFromJson('INT32', nest(depth), 1)).toThrow(
+        'JSON nesting depth exceeds maximum allowed limit (100)',
+      );
+    }
+    const deepText = `{"a":${'['.repeat(50_000)}1${']'.repeat(50_000)},"b":12345678901234567890}`;
+    expect(codeOf(() => parseJson(deepText))).toBe('MALFORMED_JSON');
+  });
+
   it('names a bad element even when it holds a bigint or is huge (never a throw of its own)', () => {
     expect(() => tensorDataFromJson('FP32', [{ k: [2n ** 60n] }], 1)).toThrow(
       `Unable to parse 'data': element 0 of input '' ({"k":[1152921504606846976]}) is not a valid FP32 value`,
