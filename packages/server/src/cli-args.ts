@@ -100,6 +100,17 @@ export const FLAGS: Readonly<Record<string, FlagSpec>> = {
     help: 'Largest accepted HTTP request body, also after decompression.',
     default: String(64 * 1024 * 1024),
   },
+  'http-max-inflight-body-bytes': {
+    kind: 'int',
+    arg: '<bytes>',
+    help: 'Request bodies in flight across all connections (tritonserver-ts only; over it: 503 + Retry-After). Default: max(256 MiB, 4 × --http-max-input-size).',
+  },
+  'http-send-timeout-secs': {
+    kind: 'int',
+    arg: '<secs>',
+    help: 'A response not delivered within this time closes its connection (tritonserver-ts only).',
+    default: '60',
+  },
   'allow-metrics': {
     kind: 'bool',
     arg: '<bool>',
@@ -248,6 +259,10 @@ export function parseArgs(argv: readonly string[]): CliOptions {
     httpPort: int('http-port', 0, 65535),
     httpAddress: one('http-address') ?? '0.0.0.0',
     httpMaxInputSize: int('http-max-input-size', 1),
+    ...(values.has('http-max-inflight-body-bytes')
+      ? { httpMaxInflightBodyBytes: int('http-max-inflight-body-bytes', int('http-max-input-size', 1)) }
+      : {}),
+    httpSendTimeoutSecs: int('http-send-timeout-secs', 1),
     allowClientShm: bool('allow-client-shm'),
     ...(one('metrics-address') !== undefined ? { metricsAddress: one('metrics-address') as string } : {}),
     ...(allowMetrics ? { metricsPort } : {}),

@@ -18,6 +18,11 @@ export interface StartServerOptions extends InferenceServerOptions {
   readonly allowHttp?: boolean;
   /** `--http-max-input-size` in bytes; default 64 MiB. */
   readonly httpMaxInputSize?: number;
+  /** `--http-max-inflight-body-bytes` (this project's): request bodies in flight, all connections. Default 256 MiB. */
+  readonly httpMaxInflightBodyBytes?: number;
+  /** `--http-send-timeout-secs` (this project's): a response not delivered in time closes its connection. Default 60. */
+  readonly httpSendTimeoutSecs?: number;
+
   /** Metrics port (`/metrics`); `undefined` = no metrics server. 0 = a free port. */
   readonly metricsPort?: number;
   /** `--metrics-address`: address of the metrics server. Default: {@link StartServerOptions.httpAddress}. */
@@ -74,6 +79,12 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         port: options.httpPort ?? 8000,
         host,
         ...(options.httpMaxInputSize !== undefined ? { maxInputSize: options.httpMaxInputSize } : {}),
+        ...(options.httpMaxInflightBodyBytes !== undefined
+          ? { maxInflightBodyBytes: options.httpMaxInflightBodyBytes }
+          : {}),
+        ...(options.httpSendTimeoutSecs !== undefined
+          ? { sendTimeoutMs: options.httpSendTimeoutSecs * 1000 }
+          : {}),
       });
     }
     if (options.metricsPort !== undefined) {

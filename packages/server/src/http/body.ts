@@ -10,6 +10,7 @@ import { gunzip, inflate } from 'node:zlib';
 import { parseContentEncoding } from '@tritonserver-ts/client/protocol';
 
 import { ServerError, invalidArg } from '../core/errors.js';
+import { BodyBudgetExceededError, type Reservation } from './memory-budget.js';
 
 const gunzipAsync = promisify(gunzip);
 const inflateAsync = promisify(inflate);
@@ -61,22 +62,40 @@ function joinAligned(chunks: readonly Buffer[], size: number, alignAt: number): 
  * @param alignAt - byte offset that should be 8-byte aligned in memory (the start of the binary
  *   tail, i.e. `Inference-Header-Content-Length`), so tensors decode as zero-copy typed-array views.
  */
-export function readBody(req: IncomingMessage, limit: number, alignAt?: number): Promise<Buffer> {
+export function readBody(
+  req: IncomingMessage,
+  limit: number,
+  alignAt?: number,
+  reservation?: Reservation,
+): Promise<Buffer> {
   const declared = req.headers['content-length'];
   if (declared !== undefined) {
     const n = Number(declared);
     if (Number.isFinite(n) && n > limit) return Promise.reject(new BodyTooLargeError(n, limit));
+    // A declared body that the shared budget cannot hold is refused before a byte is read.
+    if (reservation !== undefined && Number.isFinite(n) && n > reservation.available) {
+      return Promise.reject(new BodyBudgetExceededError(reservation.limit));
+    }
   }
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     let failed = false;
+    const fail = (error: Error): void => {
+      failed = true;
+      req.off('data', onData);
+      reject(error);
+    };
     const onData = (chunk: Buffer): void => {
       size += chunk.byteLength;
       if (size > limit) {
-        failed = true;
-        req.off('data', onData);
-        reject(new BodyTooLargeError(size, limit));
+        fail(new BodyTooLargeError(size, limit));
+        return;
+      }
+      try {
+        reservation?.grow(chunk.byteLength);
+      } catch (error) {
+        fail(error as Error);
         return;
       }
       chunks.push(chunk);
@@ -102,21 +121,32 @@ export function checkContentEncoding(value: string | undefined): 'gzip' | 'defla
   }
 }
 
-/** Decompresses a request body, refusing output above `limit` bytes. */
+/**
+ * Decompresses a request body, refusing output above `limit` bytes; with a `reservation`, the
+ * decompressed bytes also come out of the shared in-flight budget (a bomb cannot exceed what is free).
+ */
 export async function decompressRequestBody(
   body: Buffer,
   encoding: 'gzip' | 'deflate' | undefined,
   limit: number,
+  reservation?: Reservation,
 ): Promise<Buffer> {
   if (encoding === undefined) return body;
+  const budgetBound = reservation !== undefined && reservation.available < limit;
+  const maxOutputLength = budgetBound ? Math.max(1, reservation.available) : limit;
+  let out: Buffer;
   try {
-    return encoding === 'gzip'
-      ? await gunzipAsync(body, { maxOutputLength: limit })
-      : await inflateAsync(body, { maxOutputLength: limit });
+    out =
+      encoding === 'gzip'
+        ? await gunzipAsync(body, { maxOutputLength })
+        : await inflateAsync(body, { maxOutputLength });
   } catch (cause) {
     if (cause instanceof RangeError || (cause as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') {
+      if (budgetBound) throw new BodyBudgetExceededError(reservation.limit);
       throw new BodyTooLargeError(`more than ${limit} (decompressed)`, limit);
     }
     throw invalidArg(`failed to decompress the ${encoding} request body`, cause);
   }
+  reservation?.grow(out.byteLength);
+  return out;
 }

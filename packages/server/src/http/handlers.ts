@@ -26,6 +26,12 @@ import { ServerError, invalidArg, toServerError, unsupported } from '../core/err
 import type { InferenceServer } from '../core/server.js';
 import type { CoreInferRequest, SharedMemoryRef } from '../core/types.js';
 import { UnsupportedEncodingError, checkContentEncoding, decompressRequestBody, readBody } from './body.js';
+import {
+  BODY_BUDGET_RETRY_AFTER_SECS,
+  BodyBudgetExceededError,
+  type MemoryBudget,
+  type Reservation,
+} from './memory-budget.js';
 import { allowedMethods, matchRoute, type Route } from './router.js';
 
 /** What a handler answers. */
@@ -40,6 +46,10 @@ export interface HttpReply {
 export interface HttpFrontEndOptions {
   /** Largest accepted request body in bytes (also the largest decompressed body). */
   readonly maxInputSize: number;
+  /** Request bodies (and their decompressed form) in flight across all connections; none = unbounded. */
+  readonly bodyBudget?: MemoryBudget;
+  /** How long a response may take to reach its client before the connection is closed. */
+  readonly sendTimeoutMs?: number;
 }
 
 const JSON_TYPE = 'application/json';
@@ -65,6 +75,7 @@ export function errorReply(error: unknown): HttpReply {
     status = 415;
     headers['Accept-Encoding'] = 'gzip, deflate';
   }
+  if (e instanceof BodyBudgetExceededError) headers['Retry-After'] = String(BODY_BUDGET_RETRY_AFTER_SECS);
   return { status, headers, body: JSON.stringify({ error: e.message }) };
 }
 
@@ -159,11 +170,12 @@ async function handleInfer(
   options: HttpFrontEndOptions,
   signal: AbortSignal,
   receivedAt: bigint,
+  reservation?: Reservation,
 ): Promise<HttpReply> {
   // As in Triton, the model is looked up before the body is examined.
   core.models.resolve(route.name, route.version);
   const encoding = checkContentEncoding(req.headers['content-encoding']);
-  const body = await decompressRequestBody(raw, encoding, options.maxInputSize);
+  const body = await decompressRequestBody(raw, encoding, options.maxInputSize, reservation);
   let decoded: DecodedInferRequest | RawInferRequest;
   try {
     decoded = decodeInferRequest(body, req.headers[INFERENCE_HEADER_CONTENT_LENGTH] ?? null, {
@@ -229,6 +241,7 @@ async function handleRoute(
   options: HttpFrontEndOptions,
   signal: AbortSignal,
   receivedAt: bigint,
+  reservation?: Reservation,
 ): Promise<HttpReply> {
   switch (route.kind) {
     case 'server-metadata':
@@ -271,7 +284,7 @@ async function handleRoute(
               : core.traceSettings(route.name),
           );
         case 'infer':
-          return handleInfer(core, route, req, body, options, signal, receivedAt);
+          return handleInfer(core, route, req, body, options, signal, receivedAt, reservation);
         case 'generate':
         case 'generate_stream':
           core.models.resolve(route.name, route.version);
@@ -375,8 +388,10 @@ export function createRequestListener(
     const receivedAt = process.hrtime.bigint();
     count++;
     const controller = new AbortController();
+    const reservation = options.bodyBudget?.open();
     res.once('close', () => {
       if (!res.writableFinished) controller.abort();
+      reservation?.release();
     });
     const path = (req.url ?? '/').split('?')[0] as string;
     let bytesIn = 0;
@@ -388,16 +403,18 @@ export function createRequestListener(
       try {
         const body =
           req.method === 'POST'
-            ? await readBody(req, options.maxInputSize, alignmentOf(req))
+            ? await readBody(req, options.maxInputSize, alignmentOf(req), reservation)
             : Buffer.alloc(0);
         bytesIn = body.byteLength;
-        return await handleRoute(core, route, req, body, options, controller.signal, receivedAt);
+        return await handleRoute(core, route, req, body, options, controller.signal, receivedAt, reservation);
       } catch (error) {
         return errorReply(error);
       }
     })()
       .then((reply) => {
-        send(req, res, reply);
+        // The body has been turned into the reply: its bytes leave the in-flight budget.
+        reservation?.release();
+        send(req, res, reply, options);
         if (core.logger.isVerbose(1)) {
           core.logger.verbose(
             1,
@@ -414,26 +431,75 @@ export function createRequestListener(
       })
       .catch((error: unknown) => {
         core.logger.error(`HTTP handler failed: ${String(error)}`);
-        if (!res.headersSent) send(req, res, errorReply(error));
+        if (!res.headersSent) send(req, res, errorReply(error), options);
         else res.destroy();
       })
-      .finally(done);
+      .finally(() => {
+        reservation?.release();
+        done();
+      });
   };
   return { listener, inFlight };
 }
 
-function send(req: IncomingMessage, res: ServerResponse, reply: HttpReply): void {
+/** How much of an unread over-limit body is read and discarded before the connection is closed. */
+const DRAIN_MAX_BYTES = 64 * 1024 * 1024;
+const DRAIN_MAX_MS = 10_000;
+
+function send(
+  req: IncomingMessage,
+  res: ServerResponse,
+  reply: HttpReply,
+  options: HttpFrontEndOptions,
+): void {
   if (res.destroyed || res.writableEnded) return;
   const body = reply.body ?? '';
+  const socket = req.socket;
   const headers: Record<string, string | number> = {
     ...reply.headers,
     'Content-Length': Buffer.byteLength(body),
   };
-  // A body we refused to read must not be parsed as the next request on this connection.
-  if (!req.complete) headers.Connection = 'close';
   res.writeHead(reply.status, headers);
   res.end(body);
-  if (!req.complete) {
-    res.once('finish', () => req.destroy());
+  // Output a client does not read stays in memory: node:http stops reading a connection whose unsent
+  // output passes its high-water mark (so pipelined requests cannot pile responses up), and a
+  // response not delivered within the send timeout closes the connection, which frees it.
+  if (options.sendTimeoutMs !== undefined && !res.writableFinished) {
+    const timer = setTimeout(() => socket.destroy(), options.sendTimeoutMs).unref();
+    const settle = (): void => clearTimeout(timer);
+    res.once('finish', settle);
+    res.once('close', settle);
   }
+  if (!req.complete) drainAfterAnswer(req, res);
+}
+
+/**
+ * A body we refused to read (over a limit) arrives after our answer: the answer goes first, then
+ * the rest of the body is read and discarded, so a client that uploads before it reads still gets
+ * the answer instead of a reset. Past DRAIN_MAX_BYTES or DRAIN_MAX_MS the connection is closed.
+ */
+function drainAfterAnswer(req: IncomingMessage, res: ServerResponse): void {
+  const socket = req.socket;
+  let drained = 0;
+  const stop = (): void => {
+    clearTimeout(timer);
+    req.off('data', onData);
+  };
+  const onData = (chunk: Buffer): void => {
+    drained += chunk.byteLength;
+    if (drained > DRAIN_MAX_BYTES) {
+      stop();
+      socket.destroy();
+    }
+  };
+  const timer = setTimeout(() => {
+    stop();
+    socket.destroy();
+  }, DRAIN_MAX_MS).unref();
+  req.on('data', onData);
+  req.once('end', stop);
+  res.once('close', () => {
+    if (!req.complete) stop();
+  });
+  req.resume();
 }

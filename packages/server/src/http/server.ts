@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import type { InferenceServer } from '../core/server.js';
 import { DEFAULT_MAX_INPUT_SIZE } from './body.js';
 import { createRequestListener, type InFlightTracker } from './handlers.js';
+import { DEFAULT_MAX_INFLIGHT_BODY_BYTES, DEFAULT_SEND_TIMEOUT_MS, MemoryBudget } from './memory-budget.js';
 
 /** Options of {@link startHttpServer}. */
 export interface HttpServerOptions {
@@ -20,6 +21,10 @@ export interface HttpServerOptions {
   readonly maxInputSize?: number;
   /** Idle keep-alive timeout in ms (default 65 s, above common proxy timeouts). */
   readonly keepAliveTimeoutMs?: number;
+  /** Request bodies in flight across all connections, in bytes (default max(256 MiB, 4 × maxInputSize)). */
+  readonly maxInflightBodyBytes?: number;
+  /** How long a response may take to reach its client before the connection is closed (default 60 s). */
+  readonly sendTimeoutMs?: number;
 }
 
 /** A listening HTTP front end. */
@@ -28,6 +33,8 @@ export interface HttpServerHandle {
   readonly port: number;
   readonly host: string;
   readonly inFlight: InFlightTracker;
+  /** Request-body bytes in flight (a reservation per request, released when it ends). */
+  readonly bodyBudget: MemoryBudget;
   /**
    * Stops accepting connections, closes idle keep-alive connections, waits up to `timeoutMs` for
    * in-flight requests, then closes every remaining connection. Resolves `true` when everything
@@ -41,8 +48,15 @@ export async function startHttpServer(
   core: InferenceServer,
   options: HttpServerOptions,
 ): Promise<HttpServerHandle> {
+  const maxInputSize = options.maxInputSize ?? DEFAULT_MAX_INPUT_SIZE;
+  // By default room for four bodies of the largest accepted size, and never less than 256 MiB.
+  const bodyBudget = new MemoryBudget(
+    options.maxInflightBodyBytes ?? Math.max(DEFAULT_MAX_INFLIGHT_BODY_BYTES, 4 * maxInputSize),
+  );
   const { listener, inFlight } = createRequestListener(core, {
-    maxInputSize: options.maxInputSize ?? DEFAULT_MAX_INPUT_SIZE,
+    maxInputSize,
+    bodyBudget,
+    sendTimeoutMs: options.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS,
   });
   const server = createServer({ keepAlive: true }, listener);
   server.keepAliveTimeout = options.keepAliveTimeoutMs ?? 65_000;
@@ -60,6 +74,7 @@ export async function startHttpServer(
     port: address.port,
     host: options.host,
     inFlight,
+    bodyBudget,
     close(timeoutMs: number): Promise<boolean> {
       closing ??= (async () => {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));

@@ -22,6 +22,27 @@ describe('command-line parsing', () => {
     expect(o.metricsPort).toBe(8002);
   });
 
+  it('takes the memory limits of this project (body budget, send timeout)', () => {
+    const defaults = parseArgs(['--model-repository=/m']);
+    expect(defaults.server).not.toHaveProperty('httpMaxInflightBodyBytes');
+    expect(defaults.server.httpSendTimeoutSecs).toBe(60);
+    const o = parseArgs([
+      '--model-repository=/m',
+      '--http-max-input-size=1000',
+      '--http-max-inflight-body-bytes=5000',
+      '--http-send-timeout-secs=5',
+    ]);
+    expect(o.server).toMatchObject({ httpMaxInflightBodyBytes: 5000, httpSendTimeoutSecs: 5 });
+    // A budget that cannot hold one body of the largest accepted size is refused.
+    expect(() =>
+      parseArgs([
+        '--model-repository=/m',
+        '--http-max-input-size=1000',
+        '--http-max-inflight-body-bytes=999',
+      ]),
+    ).toThrow('invalid value for --http-max-inflight-body-bytes');
+  });
+
   it('takes --allow-client-shm and --metrics-address as tritonserver does', () => {
     const o = parseArgs([
       '--model-repository=/m',
