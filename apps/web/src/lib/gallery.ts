@@ -2,17 +2,17 @@
 export interface Example {
   code: string;
   alt: string;
-  /** The Food-11 class the photo belongs to (by IFCT code letter). */
+  /** The Food-11 class the photo belongs to (as the demo model is trained: see the food-model README). */
   expected: string;
 }
 
 export const EXAMPLES: readonly Example[] = [
-  { code: 'A010', alt: 'Red finger millet grains', expected: 'Rice' },
+  { code: 'A015', alt: 'Raw milled white rice', expected: 'Rice' },
   { code: 'D010', alt: 'A white aubergine', expected: 'Vegetable/Fruit' },
   { code: 'E010', alt: 'A bunch of ripe bananas', expected: 'Vegetable/Fruit' },
   { code: 'L001', alt: 'A glass of milk', expected: 'Dairy product' },
   { code: 'M001', alt: 'Eggs on a tray in a poultry farm', expected: 'Egg' },
-  { code: 'N010', alt: 'Hens and a rooster in a yard', expected: 'Meat' },
+  { code: 'Q004', alt: 'Lobsters laid side by side', expected: 'Seafood' },
   { code: 'P005', alt: 'A whole red fish', expected: 'Seafood' },
   { code: 'R005', alt: 'A squid on a wooden board', expected: 'Seafood' },
 ];

@@ -24,4 +24,4 @@ export async function readPicture(code: string): Promise<Buffer> {
 }
 
 /** The photo `GET /api/test` classifies (like the original's `/test`): a plate of rice grains. */
-export const TEST_PICTURE = 'A001';
+export const TEST_PICTURE = 'A015';
