@@ -3,6 +3,7 @@
  * can be tested; `cli.ts` runs the server.
  * @packageDocumentation
  */
+import { parseTraceConfig, type TraceSettings } from './core/trace.js';
 import type { StartServerOptions } from './start.js';
 
 /** A bad command line (exit code 1). */
@@ -129,6 +130,11 @@ export const FLAGS: Readonly<Record<string, FlagSpec>> = {
     arg: '<address>',
     help: 'Metrics bind address (default: the HTTP address).',
   },
+  'trace-config': {
+    kind: 'list',
+    arg: '[<mode>,]<setting>=<value>',
+    help: 'Initial trace settings (level, rate, count, log-frequency, file, mode); kept and reported, no trace output is written.',
+  },
   'log-verbose': {
     kind: 'int',
     arg: '<level>',
@@ -143,6 +149,14 @@ export const FLAGS: Readonly<Record<string, FlagSpec>> = {
   help: { kind: 'bool', arg: '', help: 'Print this help and exit.' },
   version: { kind: 'bool', arg: '', help: 'Print the version and exit.' },
 };
+
+function traceConfig(values: readonly string[]): Partial<TraceSettings> {
+  try {
+    return parseTraceConfig(values);
+  } catch (error) {
+    throw new CliUsageError(error instanceof Error ? error.message : String(error));
+  }
+}
 
 /** The `--help` text. */
 export function usage(): string {
@@ -242,6 +256,10 @@ export function parseArgs(argv: readonly string[]): CliOptions {
   const allowMetrics = bool('allow-metrics');
   const metricsPort = int('metrics-port', 0, 65535);
   const exitOnError = bool('exit-on-error');
+  // Triton's own check and wording.
+  if (int('http-max-input-size', Number.MIN_SAFE_INTEGER) <= 0) {
+    throw new CliUsageError('Error: --http-max-input-size must be greater than 0.');
+  }
   const server: StartServerOptions = {
     modelRepositories: repositories,
     modelControlMode: mode,
@@ -266,6 +284,7 @@ export function parseArgs(argv: readonly string[]): CliOptions {
     allowClientShm: bool('allow-client-shm'),
     ...(one('metrics-address') !== undefined ? { metricsAddress: one('metrics-address') as string } : {}),
     ...(allowMetrics ? { metricsPort } : {}),
+    ...(values.has('trace-config') ? { trace: traceConfig(values.get('trace-config') ?? []) } : {}),
     log: {
       log_verbose_level: int('log-verbose', 0),
       log_info: bool('log-info'),

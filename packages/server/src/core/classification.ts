@@ -5,11 +5,19 @@
  * shared codec's `classifyRow`, so client and server agree by construction.
  * @packageDocumentation
  */
-import { classifyRow, type Tensor, type TensorData } from '@tritonserver-ts/client/protocol';
+import {
+  CLASSIFICATION_DATATYPES,
+  classifyRow,
+  type Tensor,
+  type TensorData,
+} from '@tritonserver-ts/client/protocol';
 
 import { invalidArg, toServerError } from './errors.js';
 
 const encoder = new TextEncoder();
+
+/** Triton's limit on the elements of an output classified for one request. */
+export const MAX_CLASSIFICATION_ELEMENTS = 1_000_000;
 
 /**
  * Computes classification results for `tensor`.
@@ -29,6 +37,14 @@ export function classify(
 ): Tensor<'BYTES'> {
   if (!Number.isSafeInteger(count) || count <= 0) {
     throw invalidArg(`classification count for output '${tensor.name}' must be a positive integer`);
+  }
+  // The datatype first (a BYTES tensor has no numeric rows to slice), with the codec's message.
+  if (!CLASSIFICATION_DATATYPES.includes(tensor.datatype)) {
+    throw invalidArg('class result not available for output due to unsupported type');
+  }
+  // Triton (26.02+) bounds the work one request can ask for.
+  if (tensor.data.length > MAX_CLASSIFICATION_ELEMENTS) {
+    throw invalidArg('classification output tensor too large');
   }
   const rows = batched ? (tensor.shape[0] ?? 0) : 1;
   const data = tensor.data as Exclude<TensorData, Uint8Array[]>;

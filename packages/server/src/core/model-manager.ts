@@ -15,6 +15,7 @@ import type {
   ResolveModelOptions,
 } from '../repository/types.js';
 import { ModelRepositoryError } from '../repository/errors.js';
+import { ignoredFeatures } from '../repository/ignored-features.js';
 import { invalidModelNameMessage, isValidModelName } from '../repository/model-name.js';
 import type { CreateInstancesOptions } from '../runtime/backends.js';
 import { BackendError } from '../runtime/errors.js';
@@ -322,6 +323,7 @@ export class ModelManager {
       throw internal(`failed to load '${name}', ${resolution.reason}`, resolution.error);
     }
     const definition = resolution.model;
+    for (const warning of ignoredFeatures(definition.config)) this.#opts.logger.warn(warning);
     record.failure = undefined;
     record.signature = signature;
 

@@ -46,7 +46,8 @@ export const SERVER_EXTENSIONS: readonly string[] = [
   'binary_tensor_data',
   'parameters',
   'statistics',
-  'trace',
+  // Not 'trace': the trace settings API answers (with Triton's keys and rules), but no trace
+  // output is written, so the extension is not claimed.
   'logging',
 ];
 
@@ -72,6 +73,8 @@ export interface InferenceServerOptions {
   readonly schedulerFactory?: SchedulerFactory;
   /** Replace repository/runtime functions (tests). */
   readonly services?: Partial<ModelServices>;
+  /** `--trace-config`: initial trace settings (kept and reported; no trace output is written). */
+  readonly trace?: Partial<TraceSettings>;
   /** Initial log settings. */
   readonly log?: Partial<LogSettings>;
   /** Where log lines go (default stderr). */
@@ -90,7 +93,7 @@ export class InferenceServer {
   /** Server log (Triton's log settings extension). */
   readonly logger: Logger;
   /** Trace settings extension. */
-  readonly trace = new TraceSettingsStore();
+  readonly trace: TraceSettingsStore;
   /** Statistics of every loaded model version. */
   readonly statistics = new StatisticsRegistry();
   /** System shared-memory regions. */
@@ -105,6 +108,7 @@ export class InferenceServer {
 
   private constructor(options: InferenceServerOptions) {
     this.logger = new Logger(options.log ?? {}, options.logSink);
+    this.trace = new TraceSettingsStore(options.trace ?? {});
     this.#strictReadiness = options.strictReadiness ?? true;
     this.systemSharedMemory = new SystemSharedMemoryManager(
       options.sharedMemoryDir,

@@ -88,6 +88,40 @@ function parseValue(key: Key, value: unknown): string | string[] {
   }
 }
 
+/** `--trace-config` setting names → trace setting keys (Triton's names). */
+const TRACE_CONFIG_KEYS: Readonly<Record<string, Key>> = {
+  level: 'trace_level',
+  rate: 'trace_rate',
+  count: 'trace_count',
+  'log-frequency': 'log_frequency',
+  file: 'trace_file',
+  mode: 'trace_mode',
+};
+
+/**
+ * Parses tritonserver's `--trace-config` values (`[<mode>,]<setting>=<value>`, repeatable; `level`
+ * may be given more than once) into initial trace settings, validated like the API's.
+ * @throws ServerError INVALID_ARG naming the bad value
+ */
+export function parseTraceConfig(values: readonly string[]): Partial<TraceSettings> {
+  const out: Record<string, unknown> = {};
+  const levels: string[] = [];
+  for (const raw of values) {
+    const comma = raw.indexOf(',');
+    const eq = raw.indexOf('=');
+    const body = comma >= 0 && comma < eq ? raw.slice(comma + 1) : raw;
+    const [name, value] = [body.slice(0, body.indexOf('=')), body.slice(body.indexOf('=') + 1)];
+    const key = TRACE_CONFIG_KEYS[name];
+    if (body.indexOf('=') <= 0 || key === undefined) {
+      throw invalidArg(`--trace-config option format is '[<mode>,]<setting>=<value>'. Got ${raw}`);
+    }
+    if (key === 'trace_level') levels.push(value);
+    else out[key] = key === 'trace_file' ? value : parseValue(key, value);
+  }
+  if (levels.length > 0) out.trace_level = parseValue('trace_level', levels);
+  return out;
+}
+
 /** Global and per-model trace settings. */
 export class TraceSettingsStore {
   #global: TraceSettings;

@@ -92,6 +92,14 @@ describe('command-line parsing', () => {
     [['--model-repository=/m', '--strict-readiness=maybe'], 'invalid value for --strict-readiness'],
     [['--model-repository=/m', '--model-control-mode=auto'], 'invalid value for --model-control-mode'],
     [['--model-repository=/m', '--http-port'], "option '--http-port' requires a value"],
+    [
+      ['--model-repository=/m', '--http-max-input-size=0'],
+      'Error: --http-max-input-size must be greater than 0.',
+    ],
+    [
+      ['--model-repository=/m', '--http-max-input-size=-5'],
+      'Error: --http-max-input-size must be greater than 0.',
+    ],
   ])('refuses %j', (argv, message) => {
     expect(() => parseArgs(argv)).toThrow(CliUsageError);
     expect(() => parseArgs(argv)).toThrow(message);
