@@ -4,6 +4,7 @@
  * @packageDocumentation
  */
 import { parseTraceConfig, type TraceSettings } from './core/trace.js';
+import { parseRestrictions, type Restrictions } from './http/restricted-api.js';
 import type { StartServerOptions } from './start.js';
 
 /** A bad command line (exit code 1). */
@@ -130,6 +131,11 @@ export const FLAGS: Readonly<Record<string, FlagSpec>> = {
     arg: '<address>',
     help: 'Metrics bind address (default: the HTTP address).',
   },
+  'http-restricted-api': {
+    kind: 'list',
+    arg: '<api>[,<api>...]:<key>=<value>',
+    help: 'Require header <key>: <value> for these API categories (health, metadata, inference, shared-memory, model-config, model-repository, statistics, trace, logging); repeatable.',
+  },
   'trace-config': {
     kind: 'list',
     arg: '[<mode>,]<setting>=<value>',
@@ -149,6 +155,17 @@ export const FLAGS: Readonly<Record<string, FlagSpec>> = {
   help: { kind: 'bool', arg: '', help: 'Print this help and exit.' },
   version: { kind: 'bool', arg: '', help: 'Print the version and exit.' },
 };
+
+function restrictions(values: readonly string[]): Restrictions {
+  try {
+    return parseRestrictions(values);
+  } catch (error) {
+    // tritonserver's wording: the option, then the reason on its own line.
+    throw new CliUsageError(
+      `Bad option: "--http-restricted-api".\n${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+}
 
 function traceConfig(values: readonly string[]): Partial<TraceSettings> {
   try {
@@ -285,6 +302,9 @@ export function parseArgs(argv: readonly string[]): CliOptions {
     ...(one('metrics-address') !== undefined ? { metricsAddress: one('metrics-address') as string } : {}),
     ...(allowMetrics ? { metricsPort } : {}),
     ...(values.has('trace-config') ? { trace: traceConfig(values.get('trace-config') ?? []) } : {}),
+    ...(values.has('http-restricted-api')
+      ? { httpRestrictedApi: restrictions(values.get('http-restricted-api') ?? []) }
+      : {}),
     log: {
       log_verbose_level: int('log-verbose', 0),
       log_info: bool('log-info'),

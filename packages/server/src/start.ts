@@ -5,6 +5,7 @@
  */
 import { ServerError } from './core/errors.js';
 import { InferenceServer, type InferenceServerOptions } from './core/server.js';
+import type { Restrictions } from './http/restricted-api.js';
 import { startHttpServer, type HttpServerHandle } from './http/server.js';
 import { startMetricsServer, type MetricsServer } from './metrics/server.js';
 
@@ -22,6 +23,8 @@ export interface StartServerOptions extends InferenceServerOptions {
   readonly httpMaxInflightBodyBytes?: number;
   /** `--http-send-timeout-secs` (this project's): a response not delivered in time closes its connection. Default 60. */
   readonly httpSendTimeoutSecs?: number;
+  /** `--http-restricted-api`: API categories that require a header (see `parseRestrictions`). */
+  readonly httpRestrictedApi?: Restrictions;
 
   /** Metrics port (`/metrics`); `undefined` = no metrics server. 0 = a free port. */
   readonly metricsPort?: number;
@@ -85,6 +88,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         ...(options.httpSendTimeoutSecs !== undefined
           ? { sendTimeoutMs: options.httpSendTimeoutSecs * 1000 }
           : {}),
+        ...(options.httpRestrictedApi !== undefined ? { restrictions: options.httpRestrictedApi } : {}),
       });
     }
     if (options.metricsPort !== undefined) {

@@ -32,6 +32,7 @@ import {
   type MemoryBudget,
   type Reservation,
 } from './memory-budget.js';
+import { missingRestrictionHeader, type Restrictions } from './restricted-api.js';
 import { allowedMethods, matchRoute, type Route } from './router.js';
 
 /** What a handler answers. */
@@ -50,6 +51,8 @@ export interface HttpFrontEndOptions {
   readonly bodyBudget?: MemoryBudget;
   /** How long a response may take to reach its client before the connection is closed. */
   readonly sendTimeoutMs?: number;
+  /** `--http-restricted-api`: categories that require a header. */
+  readonly restrictions?: Restrictions;
 }
 
 const JSON_TYPE = 'application/json';
@@ -400,6 +403,11 @@ export function createRequestListener(
       if (route === undefined) return json(404, { error: 'Not Found' });
       if (!allowedMethods(route).includes(req.method ?? ''))
         return json(405, { error: 'Method Not Allowed' });
+      if (options.restrictions !== undefined) {
+        const missing = missingRestrictionHeader(options.restrictions, route, (n) => req.headers[n]);
+        if (missing !== undefined)
+          return json(403, { error: `This API is restricted, expecting header '${missing}'` });
+      }
       try {
         const body =
           req.method === 'POST'

@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import type { InferenceServer } from '../core/server.js';
 import { DEFAULT_MAX_INPUT_SIZE } from './body.js';
 import { createRequestListener, type InFlightTracker } from './handlers.js';
+import type { Restrictions } from './restricted-api.js';
 import { DEFAULT_MAX_INFLIGHT_BODY_BYTES, DEFAULT_SEND_TIMEOUT_MS, MemoryBudget } from './memory-budget.js';
 
 /** Options of {@link startHttpServer}. */
@@ -25,6 +26,8 @@ export interface HttpServerOptions {
   readonly maxInflightBodyBytes?: number;
   /** How long a response may take to reach its client before the connection is closed (default 60 s). */
   readonly sendTimeoutMs?: number;
+  /** `--http-restricted-api`: categories that require a header (none by default). */
+  readonly restrictions?: Restrictions;
 }
 
 /** A listening HTTP front end. */
@@ -57,6 +60,7 @@ export async function startHttpServer(
     maxInputSize,
     bodyBudget,
     sendTimeoutMs: options.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS,
+    ...(options.restrictions !== undefined ? { restrictions: options.restrictions } : {}),
   });
   const server = createServer({ keepAlive: true }, listener);
   server.keepAliveTimeout = options.keepAliveTimeoutMs ?? 65_000;
