@@ -32,6 +32,7 @@ import {
   type MemoryBudget,
   type Reservation,
 } from './memory-budget.js';
+import type { OffThreadJsonDecoder } from './json-decoder.js';
 import { missingRestrictionHeader, type Restrictions } from './restricted-api.js';
 import { allowedMethods, matchRoute, type Route } from './router.js';
 
@@ -53,6 +54,8 @@ export interface HttpFrontEndOptions {
   readonly sendTimeoutMs?: number;
   /** `--http-restricted-api`: categories that require a header. */
   readonly restrictions?: Restrictions;
+  /** Decodes large JSON infer bodies off the event loop (else every body is decoded inline). */
+  readonly jsonDecoder?: OffThreadJsonDecoder;
 }
 
 const JSON_TYPE = 'application/json';
@@ -181,9 +184,11 @@ async function handleInfer(
   const body = await decompressRequestBody(raw, encoding, options.maxInputSize, reservation);
   let decoded: DecodedInferRequest | RawInferRequest;
   try {
-    decoded = decodeInferRequest(body, req.headers[INFERENCE_HEADER_CONTENT_LENGTH] ?? null, {
-      modelName: route.name,
-    });
+    const header = req.headers[INFERENCE_HEADER_CONTENT_LENGTH] ?? null;
+    decoded =
+      options.jsonDecoder !== undefined
+        ? await options.jsonDecoder.decode(body, header, route.name)
+        : decodeInferRequest(body, header, { modelName: route.name });
   } catch (error) {
     throw toServerError(error);
   }

@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import type { InferenceServer } from '../core/server.js';
 import { DEFAULT_MAX_INPUT_SIZE } from './body.js';
 import { createRequestListener, type InFlightTracker } from './handlers.js';
+import { OffThreadJsonDecoder } from './json-decoder.js';
 import type { Restrictions } from './restricted-api.js';
 import { DEFAULT_MAX_INFLIGHT_BODY_BYTES, DEFAULT_SEND_TIMEOUT_MS, MemoryBudget } from './memory-budget.js';
 
@@ -56,11 +57,13 @@ export async function startHttpServer(
   const bodyBudget = new MemoryBudget(
     options.maxInflightBodyBytes ?? Math.max(DEFAULT_MAX_INFLIGHT_BODY_BYTES, 4 * maxInputSize),
   );
+  const jsonDecoder = new OffThreadJsonDecoder();
   const { listener, inFlight } = createRequestListener(core, {
     maxInputSize,
     bodyBudget,
     sendTimeoutMs: options.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS,
     ...(options.restrictions !== undefined ? { restrictions: options.restrictions } : {}),
+    jsonDecoder,
   });
   const server = createServer({ keepAlive: true }, listener);
   server.keepAliveTimeout = options.keepAliveTimeoutMs ?? 65_000;
@@ -93,6 +96,7 @@ export async function startHttpServer(
         if (timer !== undefined) clearTimeout(timer);
         server.closeAllConnections();
         await closed;
+        await jsonDecoder.close();
         return finished;
       })();
       return closing;

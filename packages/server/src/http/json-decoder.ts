@@ -1,0 +1,138 @@
+/**
+ * Large JSON infer bodies are decoded in a worker thread, so that parsing 64 MB of JSON does not
+ * stall health checks and every other request on the event loop (issue 12). Small bodies and binary
+ * requests (whose JSON header is small) are decoded on the main thread, where a worker round trip
+ * would cost more than it saves.
+ * @packageDocumentation
+ */
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+
+import {
+  ProtocolError,
+  decodeInferRequest,
+  type DecodedInferRequest,
+  type ProtocolErrorCode,
+  type RawInferRequest,
+} from '@tritonserver-ts/client/protocol';
+
+import type { DecodeAnswer, DecodeJob } from './json-decode-worker.js';
+
+/** JSON parts larger than this are decoded off the main thread. */
+export const OFF_THREAD_JSON_BYTES = 1024 * 1024;
+
+function startWorker(): Worker {
+  if (!import.meta.url.endsWith('.ts'))
+    return new Worker(new URL('./json-decode-worker.js', import.meta.url));
+  // From sources (tests under tsx): register tsx in the worker first (a dev dependency).
+  const target = new URL('./json-decode-worker.ts', import.meta.url).href;
+  const tsxApi = pathToFileURL(
+    createRequire(import.meta.url)
+      .resolve('tsx/esm/api')
+      .replace(/\.cjs$/, '.mjs'),
+  ).href;
+  const bootstrap = `import { register } from ${JSON.stringify(tsxApi)}; register(); await import(${JSON.stringify(target)});`;
+  return new Worker(new URL(`data:text/javascript,${encodeURIComponent(bootstrap)}`));
+}
+
+/** Decodes infer bodies, large JSON ones in one worker thread (started on first use, unreferenced while idle). */
+export class OffThreadJsonDecoder {
+  #worker: Worker | undefined;
+  #next = 0;
+  readonly #pending = new Map<
+    number,
+    { resolve: (r: DecodedInferRequest | RawInferRequest) => void; reject: (e: Error) => void }
+  >();
+
+  /** Decodes `body` like the codec's `decodeInferRequest`, off the main thread when its JSON part is large. */
+  decode(
+    body: Buffer,
+    header: string | readonly string[] | null,
+    modelName: string,
+  ): Promise<DecodedInferRequest | RawInferRequest> {
+    // A repeated header is the codec's to refuse, inline.
+    if (header !== null && typeof header !== 'string') return this.#inline(body, header, modelName);
+    const jsonBytes = header === null ? body.byteLength : Number(header);
+    if (!(jsonBytes > OFF_THREAD_JSON_BYTES) || header === '0') return this.#inline(body, header, modelName);
+    return this.#offThread(body, header, modelName);
+  }
+
+  #inline(
+    body: Buffer,
+    header: string | readonly string[] | null,
+    modelName: string,
+  ): Promise<DecodedInferRequest | RawInferRequest> {
+    try {
+      return Promise.resolve(decodeInferRequest(body, header, { modelName }));
+    } catch (error) {
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    }
+  }
+
+  #offThread(
+    body: Buffer,
+    header: string | null,
+    modelName: string,
+  ): Promise<DecodedInferRequest | RawInferRequest> {
+    const worker = this.#ensureWorker();
+    const id = this.#next++;
+    // The body is not used on this thread any more: hand its memory over (a copy when it is shared).
+    const own =
+      body.byteOffset === 0 &&
+      body.buffer.byteLength === body.byteLength &&
+      body.buffer instanceof ArrayBuffer
+        ? new Uint8Array(body.buffer)
+        : new Uint8Array(body);
+    return new Promise((resolve, reject) => {
+      this.#pending.set(id, { resolve, reject });
+      if (this.#pending.size === 1) worker.ref();
+      const job: DecodeJob = { id, body: own, header, modelName };
+      worker.postMessage(job, [own.buffer]);
+    });
+  }
+
+  /** Ends the worker (server shutdown); pending decodes fail. */
+  async close(): Promise<void> {
+    const worker = this.#worker;
+    this.#worker = undefined;
+    this.#failAll(new Error('the JSON decoder was closed'));
+    await worker?.terminate();
+  }
+
+  #ensureWorker(): Worker {
+    if (this.#worker !== undefined) return this.#worker;
+    const worker = startWorker();
+    worker.unref();
+    worker.on('message', (answer: DecodeAnswer) => {
+      const pending = this.#pending.get(answer.id);
+      if (pending === undefined) return;
+      this.#pending.delete(answer.id);
+      if (this.#pending.size === 0) worker.unref();
+      if (answer.ok) pending.resolve(answer.request);
+      else if (answer.error.name === 'ProtocolError' && answer.error.code !== undefined) {
+        const { code, message, status } = answer.error;
+        pending.reject(
+          new ProtocolError(
+            code as ProtocolErrorCode,
+            message,
+            status === undefined ? undefined : { status },
+          ),
+        );
+      } else pending.reject(new Error(answer.error.message));
+    });
+    worker.on('error', (error) => this.#failAll(error));
+    worker.on('exit', () => {
+      if (this.#worker === worker) this.#worker = undefined;
+      this.#failAll(new Error('the JSON decoding worker stopped'));
+    });
+    this.#worker = worker;
+    return worker;
+  }
+
+  #failAll(error: Error): void {
+    const pending = [...this.#pending.values()];
+    this.#pending.clear();
+    for (const p of pending) p.reject(error);
+  }
+}
