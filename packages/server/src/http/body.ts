@@ -30,6 +30,20 @@ export class BodyTooLargeError extends ServerError {
   }
 }
 
+/** Triton's limit on the non-empty chunks of one chunked request body (`kMaxChunkedChunks`). */
+export const MAX_CHUNKED_CHUNKS = 65_536;
+
+/** A chunked body of more than {@link MAX_CHUNKED_CHUNKS} non-empty chunks (400, connection closed). */
+export class TooManyChunksError extends ServerError {
+  constructor() {
+    super(
+      'INVALID_ARG',
+      `Chunked request body exceeds maximum of ${MAX_CHUNKED_CHUNKS} non-empty chunks. Send fewer or larger HTTP chunks.`,
+    );
+    this.name = 'TooManyChunksError';
+  }
+}
+
 /** An unsupported `Content-Encoding` (HTTP 415 with `Accept-Encoding: gzip, deflate`, as Triton). */
 export class UnsupportedEncodingError extends ServerError {
   constructor(encoding: string) {
@@ -86,7 +100,15 @@ export function readBody(
       req.off('data', onData);
       reject(error);
     };
+    const chunked = /\bchunked\b/i.test(req.headers['transfer-encoding'] ?? '');
+    let pieces = 0;
     const onData = (chunk: Buffer): void => {
+      // node:http hands each HTTP chunk's data over as at least one piece, so counting pieces bounds
+      // the chunks (Triton's limit: many tiny chunks cost per-chunk work and memory).
+      if (chunked && chunk.byteLength > 0 && ++pieces > MAX_CHUNKED_CHUNKS) {
+        fail(new TooManyChunksError());
+        return;
+      }
       size += chunk.byteLength;
       if (size > limit) {
         fail(new BodyTooLargeError(size, limit));

@@ -25,7 +25,13 @@ import {
 import { ServerError, invalidArg, toServerError, unsupported } from '../core/errors.js';
 import type { InferenceServer } from '../core/server.js';
 import type { CoreInferRequest, SharedMemoryRef } from '../core/types.js';
-import { UnsupportedEncodingError, checkContentEncoding, decompressRequestBody, readBody } from './body.js';
+import {
+  TooManyChunksError,
+  UnsupportedEncodingError,
+  checkContentEncoding,
+  decompressRequestBody,
+  readBody,
+} from './body.js';
 import {
   BODY_BUDGET_RETRY_AFTER_SECS,
   BodyBudgetExceededError,
@@ -82,6 +88,8 @@ export function errorReply(error: unknown): HttpReply {
     headers['Accept-Encoding'] = 'gzip, deflate';
   }
   if (e instanceof BodyBudgetExceededError) headers['Retry-After'] = String(BODY_BUDGET_RETRY_AFTER_SECS);
+  // As Triton: keep-alive is cleared and the rest of the body is not read.
+  if (e instanceof TooManyChunksError) headers.Connection = 'close';
   return { status, headers, body: JSON.stringify({ error: e.message }) };
 }
 
@@ -483,7 +491,10 @@ function send(
     res.once('finish', settle);
     res.once('close', settle);
   }
-  if (!req.complete) drainAfterAnswer(req, res);
+  if (!req.complete) {
+    if (headers.Connection === 'close') res.once('finish', () => req.destroy());
+    else drainAfterAnswer(req, res);
+  }
 }
 
 /**
