@@ -16,6 +16,7 @@ import {
   readDatatype,
   readParameters,
   readShape,
+  readInputShape,
   readSharedMemory,
   readSize,
   readString,
@@ -354,9 +355,10 @@ export function decodeInferRequest(
     const name = readString(raw, 'name');
     const where = `input '${name}'`;
     const datatype = readDatatype(raw, 'input', name);
-    const shape = readShape(raw);
+    const shape = readInputShape(raw, name, datatype);
     const params = readParameters(raw.parameters, where);
-    const count = elementCount(shape);
+    // With a negative dim there is no count to check data against; the model checks refuse it.
+    const count = shape.some((d) => d < 0) ? undefined : elementCount(shape);
     const shm = readSharedMemory(params, where);
     if (shm !== undefined) {
       if (raw.data !== undefined || params.binary_data_size !== undefined) {

@@ -108,13 +108,42 @@ export function readShape(obj: Record<string, unknown>): number[] {
   });
 }
 
-/** Reads a non-negative integer parameter ("Unable to parse 'binary_data_size'" otherwise). */
+/**
+ * Reads a non-negative integer parameter, up to 2^64 − 1 as Triton's uint64 fields allow
+ * ("Unable to parse 'binary_data_size'" otherwise). Values beyond 2^53 come back as (inexact)
+ * numbers: they exceed any body or region, which the caller's range checks then report.
+ */
 export function readSize(value: unknown, name: string): number {
-  const n = typeof value === 'bigint' ? Number(value) : value;
-  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) {
+  if (typeof value === 'bigint' && value >= 0n && value <= 0xffff_ffff_ffff_ffffn) return Number(value);
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
     throw new ProtocolError('INVALID_FIELD', `Unable to parse '${name}'`);
   }
-  return n;
+  return value;
+}
+
+const INT64_MAX = 0x7fff_ffff_ffff_ffffn;
+
+/**
+ * Reads an input's shape as Triton does (int64 dims): a negative dim is kept for the model checks to
+ * refuse; an element count that overflows int64 is refused with Triton's message.
+ */
+export function readInputShape(obj: Record<string, unknown>, name: string, datatype: string): number[] {
+  const v = obj.shape;
+  if (!Array.isArray(v)) throw new ProtocolError('INVALID_FIELD', "Unable to parse 'shape'");
+  let count = 1n;
+  const dims = v.map((d: unknown) => {
+    const big =
+      typeof d === 'bigint' ? d : typeof d === 'number' && Number.isInteger(d) ? BigInt(d) : undefined;
+    if (big === undefined || big > INT64_MAX || big < -INT64_MAX - 1n) {
+      throw new ProtocolError('INVALID_FIELD', "Unable to parse 'shape'");
+    }
+    count *= big < 0n ? -big : big;
+    return Number(big);
+  });
+  if (count > INT64_MAX) {
+    throw new ProtocolError('INVALID_VALUE', `input '${name}' has too many elements of datatype ${datatype}`);
+  }
+  return dims;
 }
 
 /** Reads shared-memory parameters; both region and byte size or neither. */

@@ -245,6 +245,16 @@ export function prepareRequest(
     );
   }
 
+  // A negative dimension (JSON shapes are int64) is a wildcard the request must resolve: Triton's
+  // message, before anything computes a size from it.
+  for (const input of inputs) {
+    if (input.shape.some((d) => d < 0)) {
+      throw invalidArg(
+        `${prefix}All input dimensions should be specified for input '${input.name}' for model '${model}', got ${dimsToString(input.shape)}`,
+      );
+    }
+  }
+
   // Batch size.
   const batched = config.max_batch_size > 0;
   let batchSize = 0;

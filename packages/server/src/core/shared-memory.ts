@@ -36,7 +36,9 @@ const RESERVED_KEY_PREFIX = 'triton_python_backend_shm_region_';
 export const CLIENT_SHM_DISABLED =
   "Client shared memory is disabled. Start the server with '--allow-client-shm=true' to enable.";
 
+/** A uint64 field of a register request; values beyond 2^53 come back inexact (beyond any object). */
 function nonNegativeInt(value: unknown, what: string): number {
+  if (typeof value === 'bigint' && value >= 0n && value <= 0xffff_ffff_ffff_ffffn) return Number(value);
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
     throw invalidArg(`${what} must be a non-negative integer`);
   }
@@ -180,7 +182,10 @@ export class SystemSharedMemoryManager {
   #locate(ref: SharedMemoryRef): Region {
     const region = this.#regions.get(ref.region);
     if (region === undefined) throw notFound(`Unable to find shared memory region: '${ref.region}'`);
-    if (ref.offset < 0 || ref.byteSize < 0 || ref.offset + ref.byteSize > region.byte_size) {
+    if (ref.offset < 0 || ref.offset > region.byte_size) {
+      throw invalidArg(`Invalid offset for shared memory region: '${ref.region}'`);
+    }
+    if (ref.byteSize < 0 || ref.offset + ref.byteSize > region.byte_size) {
       throw invalidArg(`Invalid offset + byte size for shared memory region: '${ref.region}'`);
     }
     return region;
