@@ -15,7 +15,6 @@ import {
   parseHeaderLength,
   readDatatype,
   readParameters,
-  readShape,
   readInputShape,
   readSharedMemory,
   readSize,
