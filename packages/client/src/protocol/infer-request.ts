@@ -415,8 +415,10 @@ export function decodeInferRequest(
 }
 
 /**
- * Whether the server should return `outputName` binary: the output's `binary_data` parameter wins,
- * then the request's `binary_data_output`, else JSON. Raw binary requests get binary outputs.
+ * Whether the server should return `outputName` binary, as Triton decides it: an output listed in
+ * the request's `outputs` is binary only when its own `binary_data` parameter is true (the request's
+ * `binary_data_output` does not apply to it); outputs returned because none were listed follow
+ * `binary_data_output`. Raw binary requests get binary outputs.
  */
 export function outputWantsBinary(
   request: DecodedInferRequest | RawInferRequest,
@@ -424,7 +426,8 @@ export function outputWantsBinary(
 ): boolean {
   if (request.kind === 'raw') return true;
   const requested = request.outputs?.find((o) => o.name === outputName);
-  if (requested?.sharedMemory !== undefined) return false;
-  if (requested?.binaryData !== undefined) return requested.binaryData;
+  // As Triton: an output listed in `outputs` is binary only when its own `binary_data` says so;
+  // `binary_data_output` is the default for the outputs returned when none are listed.
+  if (requested !== undefined) return requested.sharedMemory === undefined && requested.binaryData === true;
   return request.parameters.binary_data_output === true;
 }

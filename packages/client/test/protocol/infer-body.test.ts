@@ -202,14 +202,19 @@ describe('decodeInferRequest', () => {
     expect(outputWantsBinary(decoded, 'anything')).toBe(true);
   });
 
-  it('decides binary outputs from the output parameter first, then binary_data_output', () => {
+  it('decides binary outputs as Triton: a listed output by its own binary_data, unlisted ones by binary_data_output', () => {
     const req = decodeInferRequest(
       utf8(
-        '{"inputs":[],"outputs":[{"name":"A","parameters":{"binary_data":false}},{"name":"B"}],"parameters":{"binary_data_output":true}}',
+        '{"inputs":[],"outputs":[{"name":"A","parameters":{"binary_data":false}},{"name":"B"},{"name":"C","parameters":{"binary_data":true}}],"parameters":{"binary_data_output":true}}',
       ),
     );
     expect(outputWantsBinary(req, 'A')).toBe(false);
-    expect(outputWantsBinary(req, 'B')).toBe(true);
+    // Listed without its own binary_data: JSON, although binary_data_output is true (Triton's
+    // CheckBinaryOutputData defaults a listed output to JSON).
+    expect(outputWantsBinary(req, 'B')).toBe(false);
+    expect(outputWantsBinary(req, 'C')).toBe(true);
+    const all = decodeInferRequest(utf8('{"inputs":[],"parameters":{"binary_data_output":true}}'));
+    expect(outputWantsBinary(all, 'A')).toBe(true);
     expect(outputWantsBinary(decodeInferRequest(utf8('{"inputs":[]}')), 'A')).toBe(false);
   });
 });
