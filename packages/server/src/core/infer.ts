@@ -84,7 +84,9 @@ function rawInput(config: ModelConfig, raw: Uint8Array, prefix: string): CoreInf
   }
   if (datatype === 'BYTES') {
     if (dynamicAxis !== -1 || count !== 1) {
-      throw invalidArg(`${prefix}For BYTE datatype raw input, the model must have input shape [1]`);
+      throw invalidArg(
+        `${prefix}For BYTE datatype raw input '${input.name}', the model must have input shape [1]`,
+      );
     }
     return { name: input.name, datatype, shape, data: [raw] };
   }

@@ -309,8 +309,9 @@ async function handleRoute(
       break;
     case 'repository-index': {
       const b = parseObjectBody(body, 'repository index request');
+      // Triton's TritonJson wording (400).
       if (b.ready !== undefined && typeof b.ready !== 'boolean')
-        throw invalidArg("'ready' must be a boolean");
+        throw invalidArg('attempt to access JSON non-boolean as boolean');
       const index = await core.repositoryIndex(b.ready === true);
       return json(200, index);
     }

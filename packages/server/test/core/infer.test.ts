@@ -12,7 +12,7 @@ let dir: string;
 let core: InferenceServer;
 
 beforeAll(async () => {
-  dir = await makeRepository(['simple_no_batch', 'identity_fp32']);
+  dir = await makeRepository(['simple_no_batch', 'identity_fp32', 'identity_string']);
   await mkdir(join(dir, 'raw_bytes', '1'), { recursive: true });
   await writeFile(
     join(dir, 'raw_bytes', 'config.pbtxt'),
@@ -59,6 +59,10 @@ describe('the transport-neutral core', () => {
     ).rejects.toThrow(
       "Raw request must only have 1 input (found 1) to be deduced but got 2 inputs in 'simple_no_batch' model configuration",
     );
+    // Triton's message names the input (server test suite: test_byte_too_many_elements).
+    await expect(
+      core.infer({ modelName: 'identity_string', inputs: [], rawInput: new Uint8Array(3) }),
+    ).rejects.toThrow("For BYTE datatype raw input 'INPUT0', the model must have input shape [1]");
   });
 
   it('deduces the variable dim of a raw input from its byte size', async () => {

@@ -67,4 +67,10 @@ describe('64-bit integers in requests', () => {
     expect(register.status).toBe(400);
     expect(register.json).toEqual({ error: "failed to register shared memory region 'r2': invalid args" });
   });
+
+  it('a repository index whose ready is not a boolean gets TritonJson’s wording', async () => {
+    const r = await post(srv.url, '/v2/repository/index', '{"ready":"yes"}');
+    expect(r.status).toBe(400);
+    expect(r.json).toEqual({ error: 'attempt to access JSON non-boolean as boolean' });
+  });
 });
