@@ -4,13 +4,12 @@
  * Each case has its expected status and stable code; the gateway process's resident memory is
  * sampled throughout and must stay under a stated bound.
  */
-import { deflateSync, crc32 } from 'node:zlib';
 import sharp from 'sharp';
 import type { RunningServer } from '@tritonserver-ts/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { POST } from '../src/app/api/predict/route';
 import type { ApiError } from '../src/lib/types';
-import { json, photo, startEmbedded, uploadRequest, useEnv } from './helpers';
+import { json, photo, pngClaiming, startEmbedded, uploadRequest, useEnv } from './helpers';
 
 /**
  * Peak RSS growth allowed over the whole corpus, above the baseline after warm-up. Measured here:
@@ -25,30 +24,6 @@ interface Case {
   readonly request: () => Request;
   readonly status: number;
   readonly code?: string;
-}
-
-function pngChunk(type: string, data: Buffer): Buffer {
-  const len = Buffer.alloc(4);
-  len.writeUInt32BE(data.length);
-  const td = Buffer.concat([Buffer.from(type, 'ascii'), data]);
-  const crc = Buffer.alloc(4);
-  crc.writeUInt32BE(crc32(td));
-  return Buffer.concat([len, td, crc]);
-}
-
-/** A PNG whose header claims `w`×`h` pixels, with almost no data. */
-function pngClaiming(w: number, h: number): Buffer {
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(w, 0);
-  ihdr.writeUInt32BE(h, 4);
-  ihdr[8] = 8;
-  ihdr[9] = 2;
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    pngChunk('IHDR', ihdr),
-    pngChunk('IDAT', deflateSync(Buffer.alloc(4096))),
-    pngChunk('IEND', Buffer.alloc(0)),
-  ]);
 }
 
 /** A GIF whose logical screen and single frame claim 65535×65535 pixels. */

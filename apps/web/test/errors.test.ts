@@ -1,35 +1,14 @@
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { crc32, deflateSync } from 'node:zlib';
 import type { RunningServer } from '@tritonserver-ts/server';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { POST } from '../src/app/api/predict/route';
 import type { ApiError } from '../src/lib/types';
-import { json, MODELS, photo, startEmbedded, uploadRequest, useEnv } from './helpers';
+import { json, MODELS, photo, pngClaiming, startEmbedded, uploadRequest, useEnv } from './helpers';
 
 /** A PNG whose header claims 100000×100000 pixels, in under 2 kB: a decompression bomb. */
-function bombPng(): Buffer {
-  const chunk = (type: string, data: Buffer) => {
-    const len = Buffer.alloc(4);
-    len.writeUInt32BE(data.length);
-    const td = Buffer.concat([Buffer.from(type, 'ascii'), data]);
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(crc32(td));
-    return Buffer.concat([len, td, crc]);
-  };
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(100_000, 0);
-  ihdr.writeUInt32BE(100_000, 4);
-  ihdr[8] = 8;
-  ihdr[9] = 2;
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk('IHDR', ihdr),
-    chunk('IDAT', deflateSync(Buffer.alloc(1024))),
-    chunk('IEND', Buffer.alloc(0)),
-  ]);
-}
+const bombPng = (): Buffer => pngClaiming(100_000, 100_000);
 
 async function expectError(res: Response, status: number, code: string): Promise<ApiError> {
   const body = await json<ApiError>(res);

@@ -5,9 +5,7 @@
  * would cost more than it saves.
  * @packageDocumentation
  */
-import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 
 import {
   ProtocolError,
@@ -17,23 +15,14 @@ import {
   type RawInferRequest,
 } from '@tritonserver-ts/client/protocol';
 
+import { startWorkerModule } from '../worker-module.js';
 import type { DecodeAnswer, DecodeJob } from './json-decode-worker.js';
 
 /** JSON parts larger than this are decoded off the main thread. */
 export const OFF_THREAD_JSON_BYTES = 1024 * 1024;
 
 function startWorker(): Worker {
-  if (!import.meta.url.endsWith('.ts'))
-    return new Worker(new URL('./json-decode-worker.js', import.meta.url));
-  // From sources (tests under tsx): register tsx in the worker first (a dev dependency).
-  const target = new URL('./json-decode-worker.ts', import.meta.url).href;
-  const tsxApi = pathToFileURL(
-    createRequire(import.meta.url)
-      .resolve('tsx/esm/api')
-      .replace(/\.cjs$/, '.mjs'),
-  ).href;
-  const bootstrap = `import { register } from ${JSON.stringify(tsxApi)}; register(); await import(${JSON.stringify(target)});`;
-  return new Worker(new URL(`data:text/javascript,${encodeURIComponent(bootstrap)}`));
+  return startWorkerModule(new URL('./json-decode-worker.js', import.meta.url), import.meta.url);
 }
 
 /** Decodes infer bodies, large JSON ones in one worker thread (started on first use, unreferenced while idle). */

@@ -15,9 +15,7 @@
  * runtime's own `createOnnxInstance`, so validation and errors are the runtime's).
  * @packageDocumentation
  */
-import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 
 import type { Tensor } from '@tritonserver-ts/client/protocol';
 
@@ -30,6 +28,7 @@ import {
 import { BackendError, type BackendErrorCode } from '../runtime/errors.js';
 import type { OnnxInstanceSpec } from '../runtime/onnxruntime-backend.js';
 import type { ExecutionResult } from '../runtime/types.js';
+import { startWorkerModule } from '../worker-module.js';
 import type { FromWorker, ToWorker } from './ort-worker.js';
 
 interface Pending {
@@ -43,18 +42,9 @@ interface Pending {
  * tsx) the worker first registers tsx in its own thread, then imports `ort-worker.ts`.
  */
 function createWorker(spec: OnnxInstanceSpec): Worker {
-  if (!import.meta.url.endsWith('.ts')) {
-    return new Worker(new URL('./ort-worker.js', import.meta.url), { workerData: spec });
-  }
-  const target = new URL('./ort-worker.ts', import.meta.url).href;
-  // tsx is a dev dependency: only needed when running from sources.
-  const tsxApi = pathToFileURL(
-    createRequire(import.meta.url)
-      .resolve('tsx/esm/api')
-      .replace(/\.cjs$/, '.mjs'),
-  ).href;
-  const bootstrap = `import { register } from ${JSON.stringify(tsxApi)}; register(); await import(${JSON.stringify(target)});`;
-  return new Worker(new URL(`data:text/javascript,${encodeURIComponent(bootstrap)}`), { workerData: spec });
+  return startWorkerModule(new URL('./ort-worker.js', import.meta.url), import.meta.url, {
+    workerData: spec,
+  });
 }
 
 /** Starts a worker that creates the instance described by `spec`; resolves once it is ready. */
