@@ -181,7 +181,9 @@ describe('docker/Dockerfile.server (embedded server for CPU-only hosts)', () => 
     // The bin is a committed launcher (so npm links it right after `npm ci`) that runs dist/cli.js,
     // the file the image runs directly.
     expect(bin).toBe('./bin/tritonserver-ts.js');
-    expect(read('packages/server/bin/tritonserver-ts.js')).toContain("new URL('../dist/cli.js', import.meta.url)");
+    expect(read('packages/server/bin/tritonserver-ts.js')).toContain(
+      "new URL('../dist/cli.js', import.meta.url)",
+    );
     const command = commandOf(last(runtime, 'CMD')?.args ?? '[]');
     expect(command).toEqual(['node', 'packages/server/dist/cli.js', '--model-repository=/models']);
     const copied = instructions(runtime, 'COPY').map((i) => copyPaths(i.args).sources[0]);
