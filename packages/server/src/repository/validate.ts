@@ -4,6 +4,7 @@
  * @packageDocumentation
  */
 import { ModelConfigError } from './errors.js';
+import { validateBatchIO } from './validate-batch-io.js';
 import type { GpuFallback } from './types.js';
 import type { ModelConfig, ModelInput, ModelOutput } from './model-config.js';
 import { PLATFORM_BACKENDS } from './platform.js';
@@ -94,6 +95,8 @@ export function validateModelConfig(config: ModelConfig, options: ValidateOption
       throw invalid(`output '${io.name}' is specified more than once for ${name}`, `output[${i}]`);
     seen.add(io.name);
   });
+
+  validateBatchIO(config);
 
   if (config.ensemble_scheduling === undefined) {
     if (config.instance_group.length === 0)

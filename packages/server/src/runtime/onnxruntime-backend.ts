@@ -138,6 +138,7 @@ export async function createOnnxInstance(spec: OnnxInstanceSpec): Promise<Runtim
 
 function validateSignature(session: ort.InferenceSession, config: ModelConfig): void {
   const batched = config.max_batch_size > 0;
+  const scattered = new Set(config.batch_output.flatMap((b) => b.target_name));
   const check = (
     kind: 'input' | 'output',
     ios: readonly (ModelInput | ModelOutput)[],
@@ -164,6 +165,18 @@ function validateSignature(session: ort.InferenceSession, config: ModelConfig): 
       }
       const modelShape = meta.shape.map((d) => (typeof d === 'number' && d >= 0 ? d : -1));
       const inner = io.reshape?.shape ?? io.dims;
+      // A ragged input reaches the model as one 1-D tensor of every request's elements; an output
+      // scattered back by a batch output is whatever the model makes of it (checked per execution).
+      if (kind === 'input' && (io as ModelInput).allow_ragged_batch) {
+        if (modelShape.length !== 1) {
+          throw new BackendError(
+            'INSTANCE_CREATION_FAILED',
+            `model '${config.name}', ragged input '${io.name}': the model must take it as a 1-dimensional tensor, got shape ${formatShape(modelShape)}`,
+          );
+        }
+        continue;
+      }
+      if (kind === 'output' && scattered.has(io.name)) continue;
       const expected = batched ? [-1, ...inner] : inner;
       const scalarOk = !batched && modelShape.length === 0 && expected.length === 1 && expected[0] === 1;
       const fits =
@@ -179,7 +192,28 @@ function validateSignature(session: ort.InferenceSession, config: ModelConfig): 
   };
   check('input', config.input, session.inputMetadata);
   check('output', config.output, session.outputMetadata);
-  const configured = new Set(config.input.map((i) => i.name));
+  // Batch inputs are model inputs that the server fills (one value per batch element or a shape).
+  for (const b of config.batch_input) {
+    const target = b.target_name[0] as string;
+    const meta = session.inputMetadata.find((m) => m.name === target);
+    if (meta === undefined) {
+      throw new BackendError(
+        'INSTANCE_CREATION_FAILED',
+        `batch input '${target}' of model '${config.name}' is not an input of the model; its inputs are: ${session.inputMetadata.map((m) => m.name).join(', ')}`,
+      );
+    }
+    const expected = b.data_type.replace(/^TYPE_/, '');
+    if (!meta.isTensor || ortTypeName(meta.type) !== expected) {
+      throw new BackendError(
+        'INSTANCE_CREATION_FAILED',
+        `batch input '${target}' of model '${config.name}' is ${b.data_type} in the configuration but ${meta.isTensor ? ortTypeName(meta.type) : 'not a tensor'} in the model`,
+      );
+    }
+  }
+  const configured = new Set([
+    ...config.input.map((i) => i.name),
+    ...config.batch_input.map((b) => b.target_name[0]),
+  ]);
   const missing = session.inputMetadata.filter((m) => !configured.has(m.name));
   if (missing.length > 0) {
     throw new BackendError(
@@ -218,6 +252,9 @@ class OnnxRuntimeInstance implements RuntimeModelInstance {
   readonly #config: ModelConfig;
   readonly #inputs: { io: ModelInput; datatype: Datatype }[];
   readonly #outputs: { io: ModelOutput; datatype: Datatype }[];
+  /** Batch input targets (filled by the scheduler), and outputs scattered back by batch outputs. */
+  readonly #batchInputs: ReadonlySet<string>;
+  readonly #scattered: ReadonlySet<string>;
 
   constructor(spec: OnnxInstanceSpec, session: ort.InferenceSession) {
     this.name = spec.name;
@@ -229,6 +266,8 @@ class OnnxRuntimeInstance implements RuntimeModelInstance {
     this.#config = spec.config;
     this.#inputs = spec.config.input.map((io) => ({ io, datatype: configDatatype(io) }));
     this.#outputs = spec.config.output.map((io) => ({ io, datatype: configDatatype(io) }));
+    this.#batchInputs = new Set(spec.config.batch_input.map((b) => b.target_name[0] as string));
+    this.#scattered = new Set(spec.config.batch_output.flatMap((b) => b.target_name));
   }
 
   async execute(inputs: ReadonlyMap<string, Tensor>): Promise<ExecutionResult> {
@@ -240,7 +279,7 @@ class OnnxRuntimeInstance implements RuntimeModelInstance {
     const t0 = process.hrtime.bigint();
 
     for (const name of inputs.keys()) {
-      if (!this.#inputs.some((i) => i.io.name === name)) {
+      if (!this.#inputs.some((i) => i.io.name === name) && !this.#batchInputs.has(name)) {
         throw new BackendError(
           'INVALID_EXECUTION_INPUT',
           `unexpected inference input '${name}' for model '${modelName}'`,
@@ -264,7 +303,7 @@ class OnnxRuntimeInstance implements RuntimeModelInstance {
           `unexpected datatype ${tensor.datatype} for input '${io.name}' of model '${modelName}', expecting ${datatype}`,
         );
       }
-      if (batched) {
+      if (batched && !io.allow_ragged_batch) {
         const b = tensor.shape[0];
         if (b === undefined || (batch !== undefined && b !== batch)) {
           throw new BackendError(
@@ -296,6 +335,16 @@ class OnnxRuntimeInstance implements RuntimeModelInstance {
         });
       }
     }
+    for (const name of this.#batchInputs) {
+      const tensor = inputs.get(name);
+      if (tensor === undefined) {
+        throw new BackendError(
+          'INVALID_EXECUTION_INPUT',
+          `batch input '${name}' of model '${modelName}' is missing`,
+        );
+      }
+      feeds[name] = toOrtTensor(tensor, tensor.shape);
+    }
     const t1 = process.hrtime.bigint();
 
     let results: ort.InferenceSession.ReturnType;
@@ -324,6 +373,11 @@ class OnnxRuntimeInstance implements RuntimeModelInstance {
           'EXECUTION_FAILED',
           `unexpected datatype ${tensor.datatype} for inference output '${io.name}', expecting ${datatype}`,
         );
+      }
+      if (this.#scattered.has(io.name)) {
+        // Cut back per request by the scheduler (scheduler/ragged.ts), by its source input's shapes.
+        outputs.set(io.name, tensor);
+        continue;
       }
       let shape: readonly number[] = tensor.shape;
       if (!batched && shape.length === 0) shape = [1];

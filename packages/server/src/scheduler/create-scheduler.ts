@@ -7,6 +7,7 @@ import { ServerError } from '../core/errors.js';
 import { createDefaultScheduler } from './default-scheduler.js';
 import { createDynamicBatcher } from './dynamic-batcher.js';
 import type { SchedulingEngine } from './engine.js';
+import { batchLayoutOf } from './ragged.js';
 import type { SchedulerFactory } from './types.js';
 
 /**
@@ -25,12 +26,14 @@ export const createScheduler: SchedulerFactory &
       `model '${options.modelName}': ensemble_scheduling is not supported`,
     );
   }
+  const layout = batchLayoutOf(config);
   const common = {
     modelName: options.modelName,
     modelVersion: options.modelVersion,
     instances: options.instances,
     maxBatchSize: config.max_batch_size,
     ...(options.statistics === undefined ? {} : { statistics: options.statistics }),
+    ...(layout === undefined ? {} : { batchLayout: layout }),
   };
   if (config.dynamic_batching !== undefined && config.max_batch_size > 0) {
     return createDynamicBatcher({ ...common, dynamicBatching: config.dynamic_batching });

@@ -6,6 +6,7 @@
 import type { ModelInstance } from '../runtime/types.js';
 import { ModelStatistics } from '../statistics/model-statistics.js';
 import { SchedulingEngine } from './engine.js';
+import type { BatchLayout } from './ragged.js';
 import { FifoQueue } from './fifo-queue.js';
 
 /** Options of {@link createDefaultScheduler}. */
@@ -17,6 +18,8 @@ export interface DefaultSchedulerOptions {
   readonly maxBatchSize: number;
   /** Statistics to record into (default: a private object). */
   readonly statistics?: ModelStatistics;
+  /** Ragged inputs, batch inputs and batch outputs, if the model has any. */
+  readonly batchLayout?: BatchLayout;
   /** Monotonic ns clock (tests). */
   readonly clock?: () => bigint;
 }
@@ -30,5 +33,6 @@ export function createDefaultScheduler(options: DefaultSchedulerOptions): Schedu
     batching: options.maxBatchSize > 0,
     preserveOrdering: false,
     ...(options.clock === undefined ? {} : { clock: options.clock }),
+    ...(options.batchLayout === undefined ? {} : { batchLayout: options.batchLayout }),
   });
 }

@@ -7,6 +7,7 @@ import type { ModelDynamicBatching } from '../repository/model-config.js';
 import type { ModelInstance } from '../runtime/types.js';
 import { ModelStatistics } from '../statistics/model-statistics.js';
 import { SchedulingEngine } from './engine.js';
+import type { BatchLayout } from './ragged.js';
 import { PriorityBatchQueue } from './priority-batch-queue.js';
 
 /** Options of {@link createDynamicBatcher}. */
@@ -18,6 +19,8 @@ export interface DynamicBatcherOptions {
   readonly maxBatchSize: number;
   readonly dynamicBatching: ModelDynamicBatching;
   readonly statistics?: ModelStatistics;
+  /** Ragged inputs, batch inputs and batch outputs, if the model has any. */
+  readonly batchLayout?: BatchLayout;
   readonly clock?: () => bigint;
 }
 
@@ -33,5 +36,6 @@ export function createDynamicBatcher(options: DynamicBatcherOptions): Scheduling
     batching: options.maxBatchSize > 0,
     preserveOrdering: options.dynamicBatching.preserve_ordering,
     ...(options.clock === undefined ? {} : { clock: options.clock }),
+    ...(options.batchLayout === undefined ? {} : { batchLayout: options.batchLayout }),
   });
 }

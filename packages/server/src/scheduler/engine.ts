@@ -10,6 +10,7 @@ import { ServerError } from '../core/errors.js';
 import type { ModelInstance } from '../runtime/types.js';
 import type { ModelStatistics } from '../statistics/model-statistics.js';
 import { batchCompatibilityKey, concatInputs, splitOutputs } from './batch.js';
+import { layoutInputs, layoutSplitOutputs, raggedCompatibilityKey, type BatchLayout } from './ragged.js';
 import type { QueuedRequest, SchedulingQueue } from './entry.js';
 import { SchedulerRejection, failureReasonOf } from './errors.js';
 import type { Scheduler, SchedulerRequest, SchedulerResponse } from './types.js';
@@ -24,6 +25,8 @@ export interface SchedulingEngineOptions {
   readonly batching: boolean;
   /** Deliver responses in request order even when executions finish out of order. */
   readonly preserveOrdering: boolean;
+  /** Ragged inputs, batch inputs and batch outputs of the model (see `ragged.ts`), if any. */
+  readonly batchLayout?: BatchLayout;
   /** Monotonic clock in ns (default `process.hrtime.bigint`). */
   readonly clock?: () => bigint;
 }
@@ -37,6 +40,7 @@ export class SchedulingEngine implements Scheduler {
   private readonly stats: ModelStatistics;
   private readonly batching: boolean;
   private readonly preserveOrdering: boolean;
+  private readonly layout: BatchLayout | undefined;
   private readonly clock: () => bigint;
   private draining = false;
   private pending = 0;
@@ -55,6 +59,7 @@ export class SchedulingEngine implements Scheduler {
     this.stats = options.statistics;
     this.batching = options.batching;
     this.preserveOrdering = options.preserveOrdering;
+    this.layout = options.batchLayout;
     this.clock = options.clock ?? (() => process.hrtime.bigint());
   }
 
@@ -77,7 +82,11 @@ export class SchedulingEngine implements Scheduler {
         request,
         rows: this.batching ? Math.max(1, request.batchSize) : 1,
         enqueuedAt: now,
-        batchKey: this.batching ? batchCompatibilityKey(request.inputs) : '',
+        batchKey: !this.batching
+          ? ''
+          : this.layout !== undefined
+            ? raggedCompatibilityKey(request.inputs, this.layout)
+            : batchCompatibilityKey(request.inputs),
         level: 0,
         deadline: undefined,
         timeoutAction: 'REJECT',
@@ -204,18 +213,23 @@ export class SchedulingEngine implements Scheduler {
     let settles: Settle[];
     try {
       const t0 = this.clock();
-      const inputs = this.batching
-        ? concatInputs(entries.map((e) => e.request.inputs))
-        : (entries[0] as QueuedRequest).request.inputs;
+      const requestInputs = entries.map((e) => e.request.inputs);
+      const inputs =
+        this.layout !== undefined
+          ? layoutInputs(requestInputs, this.layout)
+          : this.batching
+            ? concatInputs(requestInputs)
+            : (entries[0] as QueuedRequest).request.inputs;
       const concatNs = this.clock() - t0;
       const result = await instance.execute(inputs);
       const t1 = this.clock();
-      const parts: ReadonlyMap<string, Tensor>[] = this.batching
-        ? splitOutputs(
-            result.outputs,
-            entries.map((e) => e.rows),
-          )
-        : [result.outputs];
+      const rowsPerRequest = entries.map((e) => e.rows);
+      const parts: ReadonlyMap<string, Tensor>[] =
+        this.layout !== undefined
+          ? layoutSplitOutputs(result.outputs, requestInputs, rowsPerRequest, this.layout)
+          : this.batching
+            ? splitOutputs(result.outputs, rowsPerRequest)
+            : [result.outputs];
       const splitNs = this.clock() - t1;
       const timings = {
         computeInputNs: result.timings.computeInputNs + concatNs,

@@ -131,6 +131,13 @@ export const TEST_MODELS: readonly TestModelInfo[] = [
     backend: 'python',
   },
   {
+    name: 'ragged',
+    description:
+      'ragged batching: FP32 RAGGED_INPUT [-1] (allow_ragged_batch) → RAGGED_OUTPUT = 2 × input, scattered back per request (batch_output BATCH_SCATTER_WITH_INPUT_SHAPE); batch inputs INDEX (BATCH_ACCUMULATED_ELEMENT_COUNT) and COUNT (BATCH_ELEMENT_COUNT) echoed as INDEX_OUTPUT / COUNT_OUTPUT [1]; max_batch_size 8, dynamic batching with a 200 ms queue delay',
+    expectedState: 'READY',
+    backend: 'onnxruntime',
+  },
+  {
     name: 'broken_config',
     description: 'config.pbtxt with an unknown field on line 3: UNAVAILABLE, reason names config.pbtxt:3:1',
     expectedState: 'UNAVAILABLE',
@@ -218,6 +225,47 @@ input [ { name: "input" data_type: TYPE_FP32 dims: [ ${CLASSIFIER_LABELS.length}
 output [ { name: "probs" data_type: TYPE_FP32 dims: [ ${CLASSIFIER_LABELS.length} ] label_filename: "labels.txt" } ]
 instance_group [ { kind: KIND_CPU count: 1 } ]
 `;
+
+/** Delay of the `ragged` model's dynamic batcher: long enough for concurrent test requests to share a batch. */
+export const RAGGED_QUEUE_DELAY_MS = 200;
+
+const RAGGED_CONFIG = `name: "ragged"
+backend: "onnxruntime"
+max_batch_size: 8
+input [ { name: "RAGGED_INPUT" data_type: TYPE_FP32 dims: [ -1 ] allow_ragged_batch: true } ]
+batch_input [
+  { kind: BATCH_ACCUMULATED_ELEMENT_COUNT target_name: "INDEX" data_type: TYPE_FP32 source_input: "RAGGED_INPUT" },
+  { kind: BATCH_ELEMENT_COUNT target_name: "COUNT" data_type: TYPE_FP32 source_input: "RAGGED_INPUT" }
+]
+output [
+  { name: "RAGGED_OUTPUT" data_type: TYPE_FP32 dims: [ -1 ] },
+  { name: "INDEX_OUTPUT" data_type: TYPE_FP32 dims: [ 1 ] },
+  { name: "COUNT_OUTPUT" data_type: TYPE_FP32 dims: [ 1 ] }
+]
+batch_output [ { target_name: "RAGGED_OUTPUT" kind: BATCH_SCATTER_WITH_INPUT_SHAPE source_input: "RAGGED_INPUT" } ]
+dynamic_batching { max_queue_delay_microseconds: ${RAGGED_QUEUE_DELAY_MS * 1000} }
+instance_group [ { kind: KIND_CPU count: 1 } ]
+`;
+
+/**
+ * The `ragged` model: the ragged input arrives as one 1-D tensor of every request's elements, the
+ * batch inputs as 1-D tensors of one value per request (the ONNX backend's layout).
+ */
+function buildRaggedOnnx(): Uint8Array {
+  const g = new OnnxGraphBuilder({ name: 'ragged' });
+  g.addInput('RAGGED_INPUT', 'FLOAT', ['n']);
+  g.addInput('INDEX', 'FLOAT', ['requests']);
+  g.addInput('COUNT', 'FLOAT', ['requests']);
+  g.addInitializer('TWO', { type: 'FLOAT', dims: [], data: Float32Array.of(2) });
+  g.addInitializer('AXIS1', { type: 'INT64', dims: [1], data: BigInt64Array.of(1n) });
+  g.addNode('Mul', ['RAGGED_INPUT', 'TWO'], ['RAGGED_OUTPUT']);
+  g.addNode('Unsqueeze', ['INDEX', 'AXIS1'], ['INDEX_OUTPUT']);
+  g.addNode('Unsqueeze', ['COUNT', 'AXIS1'], ['COUNT_OUTPUT']);
+  g.addOutput('RAGGED_OUTPUT', 'FLOAT', ['n']);
+  g.addOutput('INDEX_OUTPUT', 'FLOAT', ['requests', 1]);
+  g.addOutput('COUNT_OUTPUT', 'FLOAT', ['requests', 1]);
+  return g.toBytes();
+}
 
 const VERSIONED_CONFIG = `name: "versioned"
 backend: "onnxruntime"
@@ -327,6 +375,10 @@ export async function writeTestModelRepository(
   if (wanted('python_model')) {
     add('python_model/config.pbtxt', PYTHON_CONFIG);
     add('python_model/1/model.py', PYTHON_MODEL);
+  }
+  if (wanted('ragged')) {
+    add('ragged/config.pbtxt', RAGGED_CONFIG);
+    add('ragged/1/model.onnx', buildRaggedOnnx());
   }
   if (wanted('broken_config')) {
     add('broken_config/config.pbtxt', BROKEN_CONFIG);
