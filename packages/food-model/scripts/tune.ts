@@ -3,14 +3,13 @@
  * counts (on the cached features), used to pick DEFAULT_SOFTMAX_OPTIONS.
  * `node --import tsx scripts/tune.ts 0.001,0.01,0.1 100,200,400`
  */
-import { FOOD11_CLASSES } from '../src/contract.js';
+import { datasetSplit } from '../src/build.js';
 import { loadNsfwjsMobileNetV2 } from '../src/convert/tfjs-artifacts.js';
-import { listPhotos } from '../src/dataset.js';
 import { cachedFeatures } from '../src/features.js';
 import { buildFeatureExtractor, FEATURE_DIM } from '../src/graph.js';
 import { CACHE_DIR } from '../src/paths.js';
 import { servingPreprocessConfig } from '../src/preprocessing.js';
-import { heldOutMask, stratifiedFolds } from '../src/train/splits.js';
+import { stratifiedFolds } from '../src/train/splits.js';
 import { predictLogits, trainSoftmax } from '../src/train/softmax.js';
 
 const t0 = performance.now();
@@ -18,8 +17,9 @@ const model = loadNsfwjsMobileNetV2();
 const preprocess = servingPreprocessConfig();
 const extractor = buildFeatureExtractor(model, preprocess);
 const t1 = performance.now();
-const photos = listPhotos().filter((p) => p.label !== null);
-const labels = photos.map((p) => FOOD11_CLASSES.indexOf(p.label as (typeof FOOD11_CLASSES)[number]));
+// The build's own split: the held-out photos are the ones the model build holds out (decided on the
+// group labels, so the photo review does not move them), never a split of the reviewed list.
+const { labelled: photos, labels, heldOut: held } = datasetSplit();
 const { features, cached } = await cachedFeatures(
   extractor,
   photos.map((p) => p.path),
@@ -28,7 +28,6 @@ const { features, cached } = await cachedFeatures(
 );
 const t2 = performance.now();
 console.log(`convert ${(t1 - t0).toFixed(0)} ms, features ${(t2 - t1).toFixed(0)} ms cached=${cached}`);
-const held = heldOutMask(labels);
 const trainIdx = labels.map((_, i) => i).filter((i) => !held[i]);
 const sub = (idx: number[]) => {
   const d = new Float32Array(idx.length * FEATURE_DIM);
