@@ -1,88 +1,65 @@
 /**
- * Load-time checks of ragged inputs (`allow_ragged_batch`), `batch_input` and `batch_output`, which
- * the scheduler implements (`scheduler/ragged.ts`). Errors are INVALID_ARG config errors naming the
- * model and the field, like the rest of `validate.ts`.
+ * Load-time checks of `batch_input` and `batch_output`: Triton's `ValidateBatchIO`
+ * (`model_config_utils.cc`), same rules, same order, same messages (with the " for <model>" that
+ * `ValidateModelIOConfig` appends). Triton has no rule tying them, or `allow_ragged_batch`, to
+ * `max_batch_size` or dynamic batching; the backend checks the rest when the model loads
+ * (`runtime/onnxruntime-backend.ts`: ragged inputs must be `[-1]` in the model, the input count).
  * @packageDocumentation
  */
 import { ModelConfigError } from './errors.js';
 import type { ModelConfig } from './model-config.js';
 
-/** Data types a batch input tensor may have. */
-const BATCH_INPUT_TYPES = new Set(['TYPE_INT32', 'TYPE_INT64', 'TYPE_FP32']);
-
 function invalid(message: string, fieldPath: string): ModelConfigError {
   return new ModelConfigError('MODEL_CONFIG_INVALID', message, { fieldPath });
 }
 
-/** @throws ModelConfigError when the ragged inputs, batch inputs or batch outputs are inconsistent. */
+/** @throws ModelConfigError `MODEL_CONFIG_INVALID` with Triton's message */
 export function validateBatchIO(config: ModelConfig): void {
-  const model = config.name;
-  const inputs = new Map(config.input.map((i) => [i.name, i]));
+  const suffix = ` for ${config.name}`;
+  const inputs = new Set(config.input.map((i) => i.name));
   const outputs = new Set(config.output.map((o) => o.name));
-  const batching = config.max_batch_size > 0;
-  config.input.forEach((input, i) => {
-    if (input.allow_ragged_batch && !batching) {
-      throw invalid(
-        `input '${input.name}' of model '${model}' allows ragged batches, which requires max_batch_size > 0`,
-        `input[${i}].allow_ragged_batch`,
-      );
-    }
-  });
-  const targets = new Set<string>();
   config.batch_input.forEach((b, i) => {
     const path = `batch_input[${i}]`;
-    if (!batching) throw invalid(`batch input of model '${model}' requires max_batch_size > 0`, path);
-    if (b.target_name.length !== 1 || b.target_name[0] === '') {
+    if (b.source_input.length !== 1) {
       throw invalid(
-        `batch input ${i} of model '${model}' must have exactly one target_name`,
-        `${path}.target_name`,
-      );
-    }
-    const target = b.target_name[0] as string;
-    if (inputs.has(target) || targets.has(target)) {
-      throw invalid(
-        `batch input '${target}' of model '${model}' has the name of another input or batch input`,
-        `${path}.target_name`,
-      );
-    }
-    targets.add(target);
-    if (!BATCH_INPUT_TYPES.has(b.data_type)) {
-      throw invalid(
-        `batch input '${target}' of model '${model}' has data_type ${b.data_type}; expected TYPE_INT32, TYPE_INT64 or TYPE_FP32`,
-        `${path}.data_type`,
-      );
-    }
-    if (b.source_input.length !== 1 || !inputs.has(b.source_input[0] as string)) {
-      throw invalid(
-        `batch input '${target}' of model '${model}' must name exactly one source_input among the model's inputs`,
+        `batch input kind '${b.kind}' expects 1 source input, got ${b.source_input.length}${suffix}`,
         `${path}.source_input`,
       );
+    }
+    if (b.data_type !== 'TYPE_INT32' && b.data_type !== 'TYPE_FP32') {
+      throw invalid(`batch input data type must be TYPE_INT32 or TYPE_FP32${suffix}`, `${path}.data_type`);
+    }
+    for (const source of b.source_input) {
+      if (!inputs.has(source)) {
+        throw invalid(`unknown source input name '${source}'${suffix}`, `${path}.source_input`);
+      }
     }
   });
-  const scattered = new Set<string>();
   config.batch_output.forEach((b, i) => {
     const path = `batch_output[${i}]`;
-    if (!batching) throw invalid(`batch output of model '${model}' requires max_batch_size > 0`, path);
-    if (b.source_input.length !== 1 || !inputs.has(b.source_input[0] as string)) {
+    if (b.source_input.length !== 1) {
       throw invalid(
-        `batch output ${i} of model '${model}' must name exactly one source_input among the model's inputs`,
+        `batch output kind '${b.kind}' expects 1 source input, got ${b.source_input.length}${suffix}`,
         `${path}.source_input`,
       );
     }
-    if (b.target_name.length === 0) {
-      throw invalid(
-        `batch output ${i} of model '${model}' must name at least one target_name`,
-        `${path}.target_name`,
-      );
+    for (const source of b.source_input) {
+      if (!inputs.has(source)) {
+        throw invalid(`unknown source input name '${source}'${suffix}`, `${path}.source_input`);
+      }
     }
+    const targets = new Set<string>();
     for (const target of b.target_name) {
-      if (!outputs.has(target) || scattered.has(target)) {
+      if (!outputs.has(target)) {
+        throw invalid(`unknown target output name '${target}'${suffix}`, `${path}.target_name`);
+      }
+      if (targets.has(target)) {
         throw invalid(
-          `batch output target '${target}' of model '${model}' must be an output of the model, named once`,
+          `target output name '${target}' can only be specified once${suffix}`,
           `${path}.target_name`,
         );
       }
-      scattered.add(target);
+      targets.add(target);
     }
   });
 }

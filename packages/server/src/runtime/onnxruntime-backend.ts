@@ -16,7 +16,8 @@ import ort from 'onnxruntime-node';
 import { basename } from 'node:path';
 
 import { redactPath } from '../repository/contained-path.js';
-import type { ModelConfig, ModelInput, ModelOutput } from '../repository/model-config.js';
+import type { BatchInput, ModelConfig, ModelInput, ModelOutput } from '../repository/model-config.js';
+import { batchInputTensor, raggedShape } from './batch-io.js';
 import { BackendError } from './errors.js';
 import { fromOrtTensor, toOrtTensor } from './ort-tensors.js';
 import { formatShape, reshapeBatched, shapeMatches } from './shapes.js';
@@ -165,13 +166,20 @@ function validateSignature(session: ort.InferenceSession, config: ModelConfig): 
       }
       const modelShape = meta.shape.map((d) => (typeof d === 'number' && d >= 0 ? d : -1));
       const inner = io.reshape?.shape ?? io.dims;
-      // A ragged input reaches the model as one 1-D tensor of every request's elements; an output
-      // scattered back by a batch output is whatever the model makes of it (checked per execution).
+      // A ragged input reaches the model as one 1-D tensor of every request's elements, so the model
+      // must take exactly [-1] (Triton's ONNX Runtime backend checks and words it so); an output
+      // scattered back by a batch output is whatever the model makes of it.
       if (kind === 'input' && (io as ModelInput).allow_ragged_batch) {
-        if (modelShape.length !== 1) {
+        if ((io as ModelInput).optional) {
           throw new BackendError(
             'INSTANCE_CREATION_FAILED',
-            `model '${config.name}', ragged input '${io.name}': the model must take it as a 1-dimensional tensor, got shape ${formatShape(modelShape)}`,
+            `unable to load model '${config.name}', configuration expects model provides input with shape [-1] for ragged input '${io.name}', which is not supported for optional input`,
+          );
+        }
+        if (modelShape.length !== 1 || modelShape[0] !== -1) {
+          throw new BackendError(
+            'INSTANCE_CREATION_FAILED',
+            `unable to load model '${config.name}', configuration expects model provides input with shape [-1]  for ragged input '${io.name}', model provides ${formatShape(modelShape)}`,
           );
         }
         continue;
@@ -192,33 +200,40 @@ function validateSignature(session: ort.InferenceSession, config: ModelConfig): 
   };
   check('input', config.input, session.inputMetadata);
   check('output', config.output, session.outputMetadata);
-  // Batch inputs are model inputs that the server fills (one value per batch element or a shape).
+  // Batch inputs are model inputs the server fills. Triton's backend only finds a target the model
+  // lacks, or one of another type, when it runs; here the load fails, worded like Triton's checks
+  // of configured inputs.
   for (const b of config.batch_input) {
-    const target = b.target_name[0] as string;
-    const meta = session.inputMetadata.find((m) => m.name === target);
-    if (meta === undefined) {
-      throw new BackendError(
-        'INSTANCE_CREATION_FAILED',
-        `batch input '${target}' of model '${config.name}' is not an input of the model; its inputs are: ${session.inputMetadata.map((m) => m.name).join(', ')}`,
-      );
-    }
-    const expected = b.data_type.replace(/^TYPE_/, '');
-    if (!meta.isTensor || ortTypeName(meta.type) !== expected) {
-      throw new BackendError(
-        'INSTANCE_CREATION_FAILED',
-        `batch input '${target}' of model '${config.name}' is ${b.data_type} in the configuration but ${meta.isTensor ? ortTypeName(meta.type) : 'not a tensor'} in the model`,
-      );
+    for (const target of b.target_name) {
+      const meta = session.inputMetadata.find((m) => m.name === target);
+      if (meta === undefined) {
+        throw new BackendError(
+          'INSTANCE_CREATION_FAILED',
+          `unexpected inference input '${target}', allowed inputs are: ${session.inputMetadata.map((m) => m.name).join(', ')}`,
+        );
+      }
+      const ortType = meta.isTensor ? ortTypeName(meta.type) : 'INVALID';
+      const modelType = ortType === 'BYTES' ? 'STRING' : ortType;
+      if (`TYPE_${modelType}` !== b.data_type) {
+        throw new BackendError(
+          'INSTANCE_CREATION_FAILED',
+          `unable to load model '${config.name}', configuration expects datatype ${b.data_type} for input '${target}', model provides TYPE_${modelType}`,
+        );
+      }
     }
   }
   const configured = new Set([
     ...config.input.map((i) => i.name),
-    ...config.batch_input.map((b) => b.target_name[0]),
+    ...config.batch_input.flatMap((b) => b.target_name),
   ]);
   const missing = session.inputMetadata.filter((m) => !configured.has(m.name));
-  if (missing.length > 0) {
+  // Triton's count: the non-optional inputs plus one per batch input; with batch inputs it must be
+  // exact (a batch input named like a configured input is one input short).
+  const expected = config.input.filter((i) => !i.optional).length + config.batch_input.length;
+  if (missing.length > 0 || (config.batch_input.length > 0 && expected !== session.inputMetadata.length)) {
     throw new BackendError(
       'INSTANCE_CREATION_FAILED',
-      `unable to load model '${config.name}', configuration expects ${config.input.length} inputs, model provides ${session.inputMetadata.length}`,
+      `unable to load model '${config.name}', configuration expects ${expected} inputs, model provides ${session.inputMetadata.length}`,
     );
   }
 }
@@ -252,8 +267,8 @@ class OnnxRuntimeInstance implements RuntimeModelInstance {
   readonly #config: ModelConfig;
   readonly #inputs: { io: ModelInput; datatype: Datatype }[];
   readonly #outputs: { io: ModelOutput; datatype: Datatype }[];
-  /** Batch input targets (filled by the scheduler), and outputs scattered back by batch outputs. */
-  readonly #batchInputs: ReadonlySet<string>;
+  /** Batch inputs by target name (filled by the scheduler), and outputs scattered back by batch outputs. */
+  readonly #batchInputs: ReadonlyMap<string, BatchInput>;
   readonly #scattered: ReadonlySet<string>;
 
   constructor(spec: OnnxInstanceSpec, session: ort.InferenceSession) {
@@ -266,7 +281,7 @@ class OnnxRuntimeInstance implements RuntimeModelInstance {
     this.#config = spec.config;
     this.#inputs = spec.config.input.map((io) => ({ io, datatype: configDatatype(io) }));
     this.#outputs = spec.config.output.map((io) => ({ io, datatype: configDatatype(io) }));
-    this.#batchInputs = new Set(spec.config.batch_input.map((b) => b.target_name[0] as string));
+    this.#batchInputs = new Map(spec.config.batch_input.flatMap((b) => b.target_name.map((t) => [t, b])));
     this.#scattered = new Set(spec.config.batch_output.flatMap((b) => b.target_name));
   }
 
@@ -303,7 +318,12 @@ class OnnxRuntimeInstance implements RuntimeModelInstance {
           `unexpected datatype ${tensor.datatype} for input '${io.name}' of model '${modelName}', expecting ${datatype}`,
         );
       }
-      if (batched && !io.allow_ragged_batch) {
+      if (io.allow_ragged_batch) {
+        // One dimension of all the elements (already so when the scheduler laid the batch out).
+        feeds[io.name] = toOrtTensor(tensor, raggedShape([tensor.shape]));
+        continue;
+      }
+      if (batched) {
         const b = tensor.shape[0];
         if (b === undefined || (batch !== undefined && b !== batch)) {
           throw new BackendError(
@@ -335,13 +355,18 @@ class OnnxRuntimeInstance implements RuntimeModelInstance {
         });
       }
     }
-    for (const name of this.#batchInputs) {
-      const tensor = inputs.get(name);
+    for (const [name, b] of this.#batchInputs) {
+      let tensor = inputs.get(name);
       if (tensor === undefined) {
-        throw new BackendError(
-          'INVALID_EXECUTION_INPUT',
-          `batch input '${name}' of model '${modelName}' is missing`,
-        );
+        // Called directly rather than through the scheduler (warmup): the inputs are one request.
+        const source = inputs.get(b.source_input[0] as string);
+        if (source === undefined) {
+          throw new BackendError(
+            'INVALID_EXECUTION_INPUT',
+            `batch input '${name}' of model '${modelName}' is missing`,
+          );
+        }
+        tensor = batchInputTensor(b, name, [source.shape]);
       }
       feeds[name] = toOrtTensor(tensor, tensor.shape);
     }
