@@ -133,7 +133,7 @@ export const TEST_MODELS: readonly TestModelInfo[] = [
   {
     name: 'ragged',
     description:
-      'ragged batching: FP32 RAGGED_INPUT [-1] (allow_ragged_batch) → RAGGED_OUTPUT = 2 × input, scattered back per request (batch_output BATCH_SCATTER_WITH_INPUT_SHAPE); batch inputs INDEX (BATCH_ACCUMULATED_ELEMENT_COUNT) and COUNT (BATCH_ELEMENT_COUNT) echoed as INDEX_OUTPUT / COUNT_OUTPUT [1]; max_batch_size 8, dynamic batching with a 200 ms queue delay',
+      "ragged batching: FP32 RAGGED_INPUT [-1] (allow_ragged_batch; requests [1, n], the model takes all of them as one [-1] tensor) → SUM [1] = each request's sum, found with the batch inputs INDEX (BATCH_ACCUMULATED_ELEMENT_COUNT, FP32) and COUNT (BATCH_ELEMENT_COUNT, INT32); RAGGED_OUTPUT = 2 × input, scattered back per request (batch_output BATCH_SCATTER_WITH_INPUT_SHAPE); the batch inputs echoed per request: INDEX_OUTPUT, COUNT_OUTPUT, MAX_OUTPUT (length of MAX_COUNT, BATCH_MAX_ELEMENT_COUNT_AS_SHAPE, INT64) and ITEM_SHAPE_OUTPUT (BATCH_ITEM_SHAPE) [1]; max_batch_size 8, dynamic batching with a 200 ms queue delay",
     expectedState: 'READY',
     backend: 'onnxruntime',
   },
@@ -235,12 +235,17 @@ max_batch_size: 8
 input [ { name: "RAGGED_INPUT" data_type: TYPE_FP32 dims: [ -1 ] allow_ragged_batch: true } ]
 batch_input [
   { kind: BATCH_ACCUMULATED_ELEMENT_COUNT target_name: "INDEX" data_type: TYPE_FP32 source_input: "RAGGED_INPUT" },
-  { kind: BATCH_ELEMENT_COUNT target_name: "COUNT" data_type: TYPE_FP32 source_input: "RAGGED_INPUT" }
+  { kind: BATCH_ELEMENT_COUNT target_name: "COUNT" data_type: TYPE_INT32 source_input: "RAGGED_INPUT" },
+  { kind: BATCH_MAX_ELEMENT_COUNT_AS_SHAPE target_name: "MAX_COUNT" data_type: TYPE_INT32 source_input: "RAGGED_INPUT" },
+  { kind: BATCH_ITEM_SHAPE target_name: "ITEM_SHAPE" data_type: TYPE_INT32 source_input: "RAGGED_INPUT" }
 ]
 output [
+  { name: "SUM" data_type: TYPE_FP32 dims: [ 1 ] },
   { name: "RAGGED_OUTPUT" data_type: TYPE_FP32 dims: [ -1 ] },
   { name: "INDEX_OUTPUT" data_type: TYPE_FP32 dims: [ 1 ] },
-  { name: "COUNT_OUTPUT" data_type: TYPE_FP32 dims: [ 1 ] }
+  { name: "COUNT_OUTPUT" data_type: TYPE_INT32 dims: [ 1 ] },
+  { name: "MAX_OUTPUT" data_type: TYPE_INT64 dims: [ 1 ] },
+  { name: "ITEM_SHAPE_OUTPUT" data_type: TYPE_INT32 dims: [ 1 ] }
 ]
 batch_output [ { target_name: "RAGGED_OUTPUT" kind: BATCH_SCATTER_WITH_INPUT_SHAPE source_input: "RAGGED_INPUT" } ]
 dynamic_batching { max_queue_delay_microseconds: ${RAGGED_QUEUE_DELAY_MS * 1000} }
@@ -248,22 +253,55 @@ instance_group [ { kind: KIND_CPU count: 1 } ]
 `;
 
 /**
- * The `ragged` model: the ragged input arrives as one 1-D tensor of every request's elements, the
- * batch inputs as 1-D tensors of one value per request (the ONNX backend's layout).
+ * The `ragged` model, written for the layout Triton's ONNX Runtime backend gives it: RAGGED_INPUT is
+ * every request's elements in one [n] tensor, INDEX / COUNT hold one value per request (where it ends
+ * in RAGGED_INPUT, how many elements it has), MAX_COUNT is [largest count], ITEM_SHAPE [requests, 1].
+ * SUM: element i belongs to request r when INDEX[r] − COUNT[r] ≤ i < INDEX[r], so
+ * SUM = mask [requests, n] × RAGGED_INPUT [n, 1].
  */
 function buildRaggedOnnx(): Uint8Array {
   const g = new OnnxGraphBuilder({ name: 'ragged' });
   g.addInput('RAGGED_INPUT', 'FLOAT', ['n']);
   g.addInput('INDEX', 'FLOAT', ['requests']);
-  g.addInput('COUNT', 'FLOAT', ['requests']);
+  g.addInput('COUNT', 'INT32', ['requests']);
+  g.addInput('MAX_COUNT', 'INT32', ['max_count']);
+  g.addInput('ITEM_SHAPE', 'INT32', ['items', 1]);
   g.addInitializer('TWO', { type: 'FLOAT', dims: [], data: Float32Array.of(2) });
-  g.addInitializer('AXIS1', { type: 'INT64', dims: [1], data: BigInt64Array.of(1n) });
+  g.addInitializer('ONE', { type: 'FLOAT', dims: [], data: Float32Array.of(1) });
+  g.addInitializer('AXIS0', { type: 'INT64', dims: [], data: BigInt64Array.of(0n) });
+  g.addInitializer('AXES1', { type: 'INT64', dims: [1], data: BigInt64Array.of(1n) });
   g.addNode('Mul', ['RAGGED_INPUT', 'TWO'], ['RAGGED_OUTPUT']);
-  g.addNode('Unsqueeze', ['INDEX', 'AXIS1'], ['INDEX_OUTPUT']);
-  g.addNode('Unsqueeze', ['COUNT', 'AXIS1'], ['COUNT_OUTPUT']);
+  // Echoes, one row per request.
+  g.addNode('Unsqueeze', ['INDEX', 'AXES1'], ['INDEX_OUTPUT']);
+  g.addNode('Unsqueeze', ['COUNT', 'AXES1'], ['COUNT_OUTPUT']);
+  g.addNode('Identity', ['ITEM_SHAPE'], ['ITEM_SHAPE_OUTPUT']);
+  g.addNode('Shape', ['MAX_COUNT'], ['max_shape']);
+  g.addNode('Shape', ['INDEX_OUTPUT'], ['rows_shape']);
+  g.addNode('Expand', ['max_shape', 'rows_shape'], ['MAX_OUTPUT']);
+  // Positions 0..n-1 of RAGGED_INPUT.
+  g.addNode('Shape', ['RAGGED_INPUT'], ['n_shape']);
+  g.addNode('ConstantOfShape', ['n_shape'], ['ones'], {
+    value: { kind: 'tensor', value: { type: 'FLOAT', dims: [1], data: Float32Array.of(1) } },
+  });
+  g.addNode('CumSum', ['ones', 'AXIS0'], ['position_plus_one']);
+  g.addNode('Sub', ['position_plus_one', 'ONE'], ['position']);
+  // Each request's [start, end) as a column, compared with every position.
+  g.addNode('Cast', ['COUNT'], ['count_f'], { to: { kind: 'int', value: 1 } });
+  g.addNode('Sub', ['INDEX', 'count_f'], ['start']);
+  g.addNode('Unsqueeze', ['start', 'AXES1'], ['start_col']);
+  g.addNode('Less', ['position', 'start_col'], ['before_start']);
+  g.addNode('Not', ['before_start'], ['from_start']);
+  g.addNode('Less', ['position', 'INDEX_OUTPUT'], ['before_end']);
+  g.addNode('And', ['from_start', 'before_end'], ['mask']);
+  g.addNode('Cast', ['mask'], ['mask_f'], { to: { kind: 'int', value: 1 } });
+  g.addNode('Unsqueeze', ['RAGGED_INPUT', 'AXES1'], ['input_col']);
+  g.addNode('MatMul', ['mask_f', 'input_col'], ['SUM']);
+  g.addOutput('SUM', 'FLOAT', ['requests', 1]);
   g.addOutput('RAGGED_OUTPUT', 'FLOAT', ['n']);
   g.addOutput('INDEX_OUTPUT', 'FLOAT', ['requests', 1]);
-  g.addOutput('COUNT_OUTPUT', 'FLOAT', ['requests', 1]);
+  g.addOutput('COUNT_OUTPUT', 'INT32', ['requests', 1]);
+  g.addOutput('MAX_OUTPUT', 'INT64', ['requests', 1]);
+  g.addOutput('ITEM_SHAPE_OUTPUT', 'INT32', ['items', 1]);
   return g.toBytes();
 }
 
