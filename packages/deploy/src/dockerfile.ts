@@ -1,6 +1,8 @@
 // A small Dockerfile reader: enough to check what our Dockerfiles declare (stages, FROM, COPY, USER,
-// EXPOSE, ENV, HEALTHCHECK, CMD) without a Docker engine. Not a full BuildKit parser: no ARG
-// expansion in FROM, no heredocs.
+// EXPOSE, ENV, WORKDIR, HEALTHCHECK, CMD, the commands of a RUN) without a Docker engine. Not a full
+// BuildKit parser: no ARG expansion in FROM, no heredocs.
+
+import { posix } from 'node:path';
 
 export interface Instruction {
   /** Upper-case keyword, e.g. `COPY`. */
@@ -134,4 +136,99 @@ export function stageEnv(file: Dockerfile, stage: Stage): Record<string, string>
     string,
     string
   >;
+}
+
+/** The stage of the same file that a stage builds on (`FROM <stage name>`), if any. */
+export function parentStage(file: Dockerfile, stage: Stage): Stage | undefined {
+  return file.stages.find((s) => s !== stage && s.name !== undefined && s.name === stage.image);
+}
+
+/** A stage, then the stage it builds on, and so on up to the one that starts from an image. */
+export function stageChain(file: Dockerfile, stage: Stage): Stage[] {
+  const chain: Stage[] = [];
+  let current: Stage | undefined = stage;
+  while (current !== undefined && !chain.includes(current)) {
+    chain.push(current);
+    current = parentStage(file, current);
+  }
+  return chain;
+}
+
+/** The image a stage ultimately starts from (through the stages of the same file it builds on). */
+export function baseImage(file: Dockerfile, stage: Stage): string {
+  return stageChain(file, stage).at(-1)?.image ?? stage.image;
+}
+
+/** The effective instruction of a kind (CMD, USER, …): the stage's last one, else its parents'. */
+export function lastInherited(file: Dockerfile, stage: Stage, keyword: string): Instruction | undefined {
+  for (const s of stageChain(file, stage)) {
+    const found = last(s, keyword);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+/**
+ * The working directory in effect at an instruction (after every WORKDIR before it, or after the
+ * whole stage when `at` is not given), including WORKDIRs inherited from a parent stage of the same
+ * file. `undefined` when it depends on the base image's own WORKDIR, which the file does not show.
+ */
+export function workdirAt(file: Dockerfile, stage: Stage, at?: Instruction): string | undefined {
+  const parent = parentStage(file, stage);
+  let dir = parent === undefined ? undefined : workdirAt(file, parent);
+  for (const instruction of stage.instructions) {
+    if (instruction === at) break;
+    if (instruction.keyword !== 'WORKDIR') continue;
+    dir = resolvePath(dir, instruction.args.trim());
+  }
+  return dir;
+}
+
+/** A COPY/ADD destination or RUN path as an absolute path, relative ones resolved from `workdir`. */
+export function resolvePath(workdir: string | undefined, path: string): string | undefined {
+  if (path.startsWith('/')) return posix.normalize(path).replace(/(.)\/$/, '$1');
+  return workdir === undefined ? undefined : posix.join(workdir, path).replace(/(.)\/$/, '$1');
+}
+
+/**
+ * The simple commands of a shell-form RUN, as argument lists: split at `&&`, `||`, `;` and `|`,
+ * parentheses dropped, single and double quotes removed (no expansion, redirections kept as words).
+ */
+export function shellCommands(args: string): string[][] {
+  const commands: string[][] = [];
+  let words: string[] = [];
+  let word: string | undefined;
+  const endWord = (): void => {
+    if (word !== undefined) words.push(word);
+    word = undefined;
+  };
+  const endCommand = (): void => {
+    endWord();
+    if (words.length > 0) commands.push(words);
+    words = [];
+  };
+  const text = args.trim();
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i] ?? '';
+    if (c === "'" || c === '"') {
+      const close = text.indexOf(c, i + 1);
+      if (close < 0) throw new Error(`unterminated quote in: ${text}`);
+      word = (word ?? '') + text.slice(i + 1, close);
+      i = close;
+    } else if (c === '\\' && i + 1 < text.length) {
+      word = (word ?? '') + (text[i + 1] ?? '');
+      i++;
+    } else if (/\s/.test(c)) {
+      endWord();
+    } else if (c === '&' && (text[i - 1] === '>' || text[i + 1] === '>')) {
+      word = (word ?? '') + c; // a redirection: 2>&1, &>file
+    } else if (c === '&' || c === '|' || c === ';' || c === '(' || c === ')') {
+      if ((c === '&' || c === '|') && text[i + 1] === c) i++;
+      endCommand();
+    } else {
+      word = (word ?? '') + c;
+    }
+  }
+  endCommand();
+  return commands;
 }
