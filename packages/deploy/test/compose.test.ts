@@ -1,9 +1,22 @@
 // docker/docker-compose-{triton,cpu}.yaml: parsed and checked against the Dockerfiles, the model
 // repository and the web app's configuration.
-import { dirname, join, relative, resolve } from 'node:path';
+import { dirname, join, posix, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { exposedPorts, parseDockerfile, type Stage } from '../src/dockerfile.js';
+import {
+  baseImage,
+  commandOf,
+  copyPaths,
+  exposedPorts,
+  instructions,
+  lastInherited,
+  parseDockerfile,
+  shellCommands,
+  stageChain,
+  workdirAt,
+  type Dockerfile,
+  type Stage,
+} from '../src/dockerfile.js';
 import { dockerDir, exists, modelNames, pbtxtField, read, repoRoot } from '../src/repo.js';
 
 interface Volume {
@@ -35,8 +48,8 @@ interface Compose {
 
 const load = (name: string): Compose => parse(read(`docker/${name}`)) as Compose;
 
-/** The stage a compose service builds (its `target`, or the last stage). */
-function builtStage(service: Service): Stage {
+/** The Dockerfile and stage a compose service builds (its `target`, or the last stage). */
+function builtImage(service: Service): { file: Dockerfile; stage: Stage } {
   const dockerfile = service.build?.dockerfile;
   if (dockerfile === undefined) throw new Error('service has no build.dockerfile');
   const contextDir = resolve(dockerDir, service.build?.context ?? '.');
@@ -44,7 +57,27 @@ function builtStage(service: Service): Stage {
   const target = service.build?.target;
   const stage = target === undefined ? file.stages.at(-1) : file.stages.find((s) => s.name === target);
   if (!stage) throw new Error(`no stage ${target ?? '(last)'} in ${dockerfile}`);
-  return stage;
+  return { file, stage };
+}
+
+/**
+ * Where the image a service builds gets the model repository it serves at `path`: a `COPY --from`
+ * of the stage or a stage it builds on, from a stage of the same Dockerfile that runs the model build.
+ */
+function modelRepositoryOrigin(
+  service: Service,
+  path: string,
+): { builder: Stage; source: string; builderWorkdir: string | undefined } | undefined {
+  const { file, stage } = builtImage(service);
+  for (const s of stageChain(file, stage)) {
+    for (const copy of instructions(s, 'COPY')) {
+      const { sources, destination } = copyPaths(copy.args);
+      const builder = file.stages.find((b) => b.name !== undefined && b.name === copy.flags.from);
+      if (builder === undefined || destination.replace(/(.)\/$/, '$1') !== path) continue;
+      return { builder, source: sources[0] ?? '', builderWorkdir: workdirAt(file, builder) };
+    }
+  }
+  return undefined;
 }
 
 /** `"80:3000"` → { host: 80, container: 3000 }. */
@@ -91,21 +124,53 @@ for (const [name, roles] of Object.entries(files)) {
         expect(resolve(dockerDir, service.build?.context ?? '')).toBe(repoRoot);
         expect(exists(service.build?.dockerfile ?? 'missing'), service.build?.dockerfile).toBe(true);
         expect(dirname(service.build?.dockerfile ?? '')).toBe('docker');
-        builtStage(service); // the target stage exists
+        builtImage(service); // the target stage exists
       }
     });
 
-    it('bind-mounts models_staging/ read-only at the --model-repository the server is started with', () => {
-      const mount = modelMount(triton);
-      expect(mount?.type).toBe('bind');
-      expect(mount?.read_only).toBe(true);
-      expect(resolve(dockerDir, mount?.source ?? '')).toBe(join(repoRoot, 'models_staging'));
-      expect(triton.command).toContain('--model-repository=/models');
+    it('serves the model repository its image builds, read-only, at the --model-repository it is started with', () => {
+      const repository = triton.command
+        ?.find((a) => a.startsWith('--model-repository='))
+        ?.slice('--model-repository='.length);
+      expect(repository).toBe('/models');
+      // Nothing at the repository path, and nothing of the host's models_staging/, is mounted: a
+      // fresh host without Node.js or a built model runs this file as it is.
+      expect(modelMount(triton)).toBeUndefined();
+      for (const volume of triton.volumes ?? []) {
+        const source = typeof volume === 'string' ? volume.split(':')[0] : volume.source;
+        expect(resolve(dockerDir, source ?? '')).not.toContain(join(repoRoot, 'models_staging'));
+      }
+      // The image's stage copies models_staging/ from a stage that ran the model build and made it
+      // read-only (the bind mount's read_only: true before issue 13).
+      const origin = modelRepositoryOrigin(triton, repository ?? '');
+      expect(origin, 'no COPY --from=<model build stage> into the model repository').toBeDefined();
+      expect(origin?.source).toBe(posix.join(origin?.builderWorkdir ?? '?', 'models_staging'));
+      const commands = instructions(origin?.builder as Stage, 'RUN').flatMap((i) => shellCommands(i.args));
+      const text = commands.map((argv) => argv.join(' '));
+      expect(text).toContain('npm run model:build -w @gourmetgram/food-model');
+      expect(text).toContain('chmod -R a-w models_staging');
+      expect(text.indexOf('chmod -R a-w models_staging')).toBeGreaterThan(
+        text.indexOf('npm run model:build -w @gourmetgram/food-model'),
+      );
+      // The service runs the image's own server command on that repository.
+      const image = builtImage(triton);
+      const cmd = lastInherited(image.file, image.stage, 'CMD');
+      expect(commandOf(cmd?.args ?? '[]')).toContain(`--model-repository=${repository}`);
+    });
+
+    it('needs no Node.js or model build on the host', () => {
+      const text = read(`docker/${name}`);
+      const hostCommands = text
+        .split('\n')
+        .filter((line) => /^#\s{3,}\S/.test(line))
+        .map((line) => line.replace(/^#\s+/, ''));
+      expect(hostCommands).toEqual([`docker compose -f docker/${name} up -d --build`]);
     });
 
     it('publishes only ports the images expose', () => {
       for (const service of [triton, web]) {
-        const exposed = exposedPorts(builtStage(service));
+        const { file, stage } = builtImage(service);
+        const exposed = stageChain(file, stage).flatMap(exposedPorts); // EXPOSE is inherited
         for (const { container } of portMappings(service)) expect(exposed).toContain(container);
       }
       expect(portMappings(web).map((p) => p.host)).toEqual([80]);
@@ -172,7 +237,8 @@ describe('docker/docker-compose-triton.yaml (GPU)', () => {
   });
 
   it("runs the Triton image with Triton's HTTP, gRPC and metrics ports", () => {
-    expect(builtStage(triton).image).toMatch(/^nvcr\.io\/nvidia\/tritonserver:/);
+    const { file, stage } = builtImage(triton);
+    expect(baseImage(file, stage)).toMatch(/^nvcr\.io\/nvidia\/tritonserver:/);
     expect(triton.command?.[0]).toBe('tritonserver');
     expect(
       portMappings(triton)
