@@ -4,6 +4,7 @@ import { useCallback, useEffect, useId, useRef, useState } from 'react';
 import type { ChangeEvent, DragEvent } from 'react';
 import type { Example } from '@/lib/gallery';
 import type { ApiError, Prediction } from '@/lib/types';
+import { CameraPanel } from './camera-panel';
 import { HealthBadge } from './health-badge';
 import { FeedbackForm } from './feedback-form';
 import { LatencySplit } from './latency-split';
@@ -62,6 +63,8 @@ export function Classifier({ examples }: { examples: readonly Example[] }) {
   const [labels, setLabels] = useState<string[]>([]);
   const fileInput = useRef<HTMLInputElement>(null);
   const cameraInput = useRef<HTMLInputElement>(null);
+  const cameraButton = useRef<HTMLButtonElement>(null);
+  const [cameraOpen, setCameraOpen] = useState(false);
   const resultHeading = useRef<HTMLHeadingElement>(null);
   const inflight = useRef<AbortController | null>(null);
   const dragDepth = useRef(0);
@@ -172,6 +175,11 @@ export function Classifier({ examples }: { examples: readonly Example[] }) {
     }
   };
 
+  const closeCamera = () => {
+    setCameraOpen(false);
+    cameraButton.current?.focus();
+  };
+
   const p = shown?.prediction;
 
   return (
@@ -215,6 +223,16 @@ export function Classifier({ examples }: { examples: readonly Example[] }) {
             >
               Take a photo
             </button>
+            <button
+              ref={cameraButton}
+              type="button"
+              onClick={() => (cameraOpen ? closeCamera() : setCameraOpen(true))}
+              aria-expanded={cameraOpen}
+              aria-controls={cameraOpen ? 'camera-panel' : undefined}
+              className="rounded-lg border border-emerald-800 bg-white px-5 py-3 font-semibold text-emerald-900 hover:bg-emerald-50 aria-expanded:bg-emerald-50"
+            >
+              Use camera
+            </button>
           </div>
           <p id={hintId} className="mt-4 text-sm text-slate-600">
             JPEG, PNG, WebP, GIF, TIFF or AVIF. You can also paste an image (Ctrl+V / ⌘V).
@@ -241,6 +259,8 @@ export function Classifier({ examples }: { examples: readonly Example[] }) {
             onChange={onPick}
           />
         </div>
+
+        {cameraOpen && <CameraPanel onPhoto={(file) => void classify(file)} onClose={closeCamera} />}
 
         <div>
           <h2 id="examples-heading" className="mb-2 text-lg font-semibold">
