@@ -16,6 +16,13 @@ const chromium = {
   ],
 };
 
+/**
+ * The same browser with Chromium's fake camera (a test pattern, 640×480) for e2e/camera.spec.ts. No
+ * `--use-fake-ui-for-media-stream`: the project grants the `camera` permission instead, so a test
+ * that withholds it gets Chromium's real denial (headless Chromium refuses permission prompts).
+ */
+const fakeCamera = { ...chromium, args: [...chromium.args, '--use-fake-device-for-media-stream'] };
+
 export default defineConfig({
   testDir: 'e2e',
   testMatch: '*.spec.ts',
@@ -36,9 +43,14 @@ export default defineConfig({
     {
       name: 'desktop',
       use: { ...devices['Desktop Chrome'], launchOptions: chromium },
-      testIgnore: /phone\.spec/,
+      testIgnore: /phone\.spec|camera\.spec/,
     },
     { name: 'phone', use: { ...devices['Pixel 7'], launchOptions: chromium }, testMatch: /phone\.spec/ },
+    {
+      name: 'camera',
+      use: { ...devices['Desktop Chrome'], launchOptions: fakeCamera, permissions: ['camera'] },
+      testMatch: /camera\.spec/,
+    },
   ],
   webServer: {
     command: 'node --import tsx e2e/stack.ts',
