@@ -1,10 +1,14 @@
 /**
  * Parts of a model config this server parses (they are valid Triton config) but does not act on.
- * The model manager logs one warning per feature at load, so nobody believes a cache or an
- * accelerator is on when it is not.
+ * The model manager logs one warning per feature at load, so nobody believes a cache, a rate
+ * limiter or an accelerator is on when it is not.
  * @packageDocumentation
  */
-import type { ModelConfig } from './model-config.js';
+import type { ModelConfig, ModelInstanceGroup } from './model-config.js';
+
+function groups(list: readonly ModelInstanceGroup[]): string {
+  return list.map((g) => `'${g.name}'`).join(', ');
+}
 
 /** One warning line per configured feature that tritonserver-ts ignores, in config order. */
 export function ignoredFeatures(config: ModelConfig): string[] {
@@ -21,7 +25,23 @@ export function ignoredFeatures(config: ModelConfig): string[] {
   );
   if (limited.length > 0) {
     out.push(
-      `${model}: rate_limiter of instance group(s) ${limited.map((g) => `'${g.name}'`).join(', ')} is ignored (tritonserver-ts has no rate limiter)`,
+      `${model}: rate_limiter of instance group(s) ${groups(limited)} is ignored (tritonserver-ts has no rate limiter)`,
+    );
+  }
+  const passive = config.instance_group.filter((g) => g.passive);
+  if (passive.length > 0) {
+    out.push(
+      `${model}: instance group(s) ${groups(passive)} are passive in the config, but tritonserver-ts schedules requests on every instance`,
+    );
+  }
+  const devices = config.instance_group.filter((g) => g.secondary_devices.length > 0);
+  if (devices.length > 0) {
+    out.push(`${model}: secondary_devices of instance group(s) ${groups(devices)} are ignored (no NVDLA)`);
+  }
+  const policies = config.instance_group.filter((g) => g.host_policy !== '');
+  if (policies.length > 0) {
+    out.push(
+      `${model}: host_policy of instance group(s) ${groups(policies)} is ignored (tritonserver-ts has no host policies)`,
     );
   }
   const agents = config.model_repository_agents?.agents ?? [];
@@ -30,18 +50,48 @@ export function ignoredFeatures(config: ModelConfig): string[] {
       `${model}: model_repository_agents (${agents.map((a) => a.name).join(', ')}) are ignored (tritonserver-ts runs no repository agents)`,
     );
   }
-  const accelerators = config.optimization?.execution_accelerators;
-  const named = [
-    ...(accelerators?.gpu_execution_accelerator ?? []).map((a) => `gpu:${a.name}`),
-    ...(accelerators?.cpu_execution_accelerator ?? []).map((a) => `cpu:${a.name}`),
-  ];
-  if (named.length > 0) {
+  const optimization = config.optimization;
+  const gpuAccelerators = optimization?.execution_accelerators?.gpu_execution_accelerator ?? [];
+  if (gpuAccelerators.length > 0) {
     out.push(
-      `${model}: execution accelerators (${named.join(', ')}) are ignored; onnxruntime runs on its default CPU execution provider`,
+      `${model}: execution accelerators (${gpuAccelerators.map((a) => `gpu:${a.name}`).join(', ')}) are ignored; there is no GPU, onnxruntime runs on its default CPU execution provider`,
     );
   }
-  if (config.optimization?.cuda?.graphs === true) {
-    out.push(`${model}: optimization.cuda.graphs is ignored (no GPU)`);
+  // onnxruntime refuses CPU accelerators at instance creation, as Triton's backend does for the ones
+  // it lacks; other backends would silently run without them.
+  const cpuAccelerators = optimization?.execution_accelerators?.cpu_execution_accelerator ?? [];
+  if (cpuAccelerators.length > 0 && config.backend !== 'onnxruntime') {
+    out.push(
+      `${model}: execution accelerators (${cpuAccelerators.map((a) => `cpu:${a.name}`).join(', ')}) are ignored by the ${config.backend} backend`,
+    );
+  }
+  const cuda = optimization?.cuda;
+  if (cuda?.graphs === true) out.push(`${model}: optimization.cuda.graphs is ignored (no GPU)`);
+  const otherCuda = [
+    ...(cuda?.busy_wait_events === true ? ['busy_wait_events'] : []),
+    ...((cuda?.graph_spec.length ?? 0) > 0 ? ['graph_spec'] : []),
+    ...(cuda?.output_copy_stream === true ? ['output_copy_stream'] : []),
+  ];
+  if (otherCuda.length > 0) {
+    out.push(`${model}: optimization.cuda ${otherCuda.join(', ')} ignored (no GPU)`);
+  }
+  if ((optimization?.gather_kernel_buffer_threshold ?? 0) !== 0) {
+    out.push(`${model}: optimization.gather_kernel_buffer_threshold is ignored (no GPU)`);
+  }
+  if (optimization !== undefined && optimization.priority !== 'PRIORITY_DEFAULT') {
+    out.push(`${model}: optimization.priority ${optimization.priority} is ignored`);
+  }
+  if (optimization?.eager_batching === true) {
+    out.push(`${model}: optimization.eager_batching is ignored`);
+  }
+  const libraries = config.model_operations?.op_library_filename ?? [];
+  if (libraries.length > 0) {
+    out.push(
+      `${model}: model_operations.op_library_filename (${libraries.join(', ')}) is ignored; no custom operation library is loaded`,
+    );
+  }
+  if ((config.model_metrics?.metric_control.length ?? 0) > 0) {
+    out.push(`${model}: model_metrics is ignored (tritonserver-ts exports no histogram metrics)`);
   }
   return out;
 }

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { ignoredFeatures } from '../../src/repository/ignored-features.js';
+import { createModelConfig } from '../../src/repository/model-config-io.js';
 import { post, startTestServer, type TestServer } from '../helpers/server.js';
 
 let srv: TestServer;
@@ -16,13 +18,28 @@ afterAll(async () => {
   await srv.close();
 });
 
+const base = {
+  backend: 'onnxruntime',
+  max_batch_size: 8,
+  input: [{ name: 'INPUT0', data_type: 'TYPE_FP32', dims: [-1] }],
+  output: [{ name: 'OUTPUT0', data_type: 'TYPE_FP32', dims: [-1] }],
+};
+
+async function load(config: object): Promise<string[]> {
+  srv.logs.length = 0;
+  const r = await post(
+    srv.url,
+    '/v2/repository/models/identity_fp32/load',
+    JSON.stringify({ parameters: { config: JSON.stringify(config) } }),
+  );
+  expect(r.status, r.text).toBe(200);
+  return srv.logs.filter((l) => l.startsWith('W'));
+}
+
 describe('configured features this server ignores', () => {
   it('loads the model and logs one clear warning per ignored feature', async () => {
-    const config = {
-      backend: 'onnxruntime',
-      max_batch_size: 8,
-      input: [{ name: 'INPUT0', data_type: 'TYPE_FP32', dims: [-1] }],
-      output: [{ name: 'OUTPUT0', data_type: 'TYPE_FP32', dims: [-1] }],
+    const warnings = await load({
+      ...base,
       response_cache: { enable: true },
       instance_group: [
         {
@@ -30,54 +47,75 @@ describe('configured features this server ignores', () => {
           kind: 'KIND_CPU',
           count: 1,
           rate_limiter: { resources: [{ name: 'R1', count: 2 }], priority: 1 },
+          passive: true,
+          host_policy: 'numa0',
+          secondary_devices: [{ kind: 'KIND_NVDLA', device_id: 0 }],
         },
       ],
       model_repository_agents: { agents: [{ name: 'checksum' }] },
       optimization: {
         execution_accelerators: {
-          gpu_execution_accelerator: [{ name: 'tensorrt', parameters: { precision_mode: 'FP16' } }],
+          gpu_execution_accelerator: [
+            { name: 'tensorrt', parameters: { precision_mode: 'FP16' } },
+            { name: 'cuda' },
+          ],
         },
-        cuda: { graphs: true },
+        cuda: { graphs: true, busy_wait_events: true, output_copy_stream: true },
+        gather_kernel_buffer_threshold: 4,
+        priority: 'PRIORITY_MAX',
+        eager_batching: true,
       },
-    };
-    srv.logs.length = 0;
-    const r = await post(
-      srv.url,
-      '/v2/repository/models/identity_fp32/load',
-      JSON.stringify({ parameters: { config: JSON.stringify(config) } }),
-    );
-    expect(r.status, r.text).toBe(200);
-    const warnings = srv.logs.filter((l) => l.startsWith('W'));
+      model_operations: { op_library_filename: ['libcustom.so'] },
+      model_metrics: {
+        metric_control: [
+          {
+            metric_identifier: { family: 'nv_inference_first_response_histogram_ms' },
+            histogram_options: { buckets: [1, 10] },
+          },
+        ],
+      },
+    });
     const expected = [
-      /response_cache is enabled in the config but tritonserver-ts has no response cache/,
-      /rate_limiter of instance group\(s\) 'limited' is ignored/,
+      /model 'identity_fp32': response_cache is enabled in the config but tritonserver-ts has no response cache; every request runs the model$/,
+      /rate_limiter of instance group\(s\) 'limited' is ignored \(tritonserver-ts has no rate limiter\)$/,
+      /instance group\(s\) 'limited' are passive in the config, but tritonserver-ts schedules requests on every instance$/,
+      /secondary_devices of instance group\(s\) 'limited' are ignored/,
+      /host_policy of instance group\(s\) 'limited' is ignored/,
       /model_repository_agents \(checksum\) are ignored/,
-      /execution accelerators \(gpu:tensorrt\) are ignored/,
-      /optimization\.cuda\.graphs is ignored/,
+      /execution accelerators \(gpu:tensorrt, gpu:cuda\) are ignored; there is no GPU/,
+      /optimization\.cuda\.graphs is ignored \(no GPU\)$/,
+      /optimization\.cuda busy_wait_events, output_copy_stream ignored \(no GPU\)$/,
+      /optimization\.gather_kernel_buffer_threshold is ignored/,
+      /optimization\.priority PRIORITY_MAX is ignored$/,
+      /optimization\.eager_batching is ignored$/,
+      /model_operations\.op_library_filename \(libcustom\.so\) is ignored/,
+      /model_metrics is ignored/,
     ];
-    for (const pattern of expected)
+    for (const pattern of expected) {
       expect(
         warnings.filter((w) => pattern.test(w)),
         String(pattern),
       ).toHaveLength(1);
-    // A plain config loads without any of them.
-    srv.logs.length = 0;
-    const {
-      response_cache: _c,
-      model_repository_agents: _a,
-      optimization: _o,
-      instance_group: _g,
-      ...plain
-    } = config;
-    expect(
-      (
-        await post(
-          srv.url,
-          '/v2/repository/models/identity_fp32/load',
-          JSON.stringify({ parameters: { config: JSON.stringify(plain) } }),
-        )
-      ).status,
-    ).toBe(200);
-    expect(srv.logs.filter((l) => l.startsWith('W') && /ignored|no response cache/.test(l))).toEqual([]);
+    }
+    expect(warnings).toHaveLength(expected.length);
+  });
+
+  it('logs nothing for a plain config', async () => {
+    const warnings = await load(base);
+    expect(warnings.filter((l) => /ignored|no response cache|passive/.test(l))).toEqual([]);
+  });
+
+  it('says so for CPU accelerators only where a backend would run without them', () => {
+    const config = (backend: string) =>
+      createModelConfig({
+        name: 'm',
+        backend,
+        optimization: { execution_accelerators: { cpu_execution_accelerator: [{ name: 'openvino' }] } },
+      });
+    // onnxruntime refuses them at instance creation (Triton's message), so no warning is needed.
+    expect(ignoredFeatures(config('onnxruntime'))).toEqual([]);
+    expect(ignoredFeatures(config('identity'))).toEqual([
+      "model 'm': execution accelerators (cpu:openvino) are ignored by the identity backend",
+    ]);
   });
 });
