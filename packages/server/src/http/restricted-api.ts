@@ -42,7 +42,10 @@ export class RestrictedApiConfigError extends Error {
 }
 
 /**
- * Parses the values of `--http-restricted-api` (one group per use).
+ * Parses the values of `--http-restricted-api` (one group per use): `<api>[,<api>...]:<key>=<value>`.
+ * A category may appear in one group only (also twice in the same group is refused, as Triton does).
+ * The HTTP header name is `<key>` as given; a gRPC front end would prefix it with
+ * `triton-grpc-protocol-` (Triton's metadata key) when it uses these restrictions.
  * @param flag - the flag's name for messages (`http-restricted-api`, later `grpc-restricted-protocol`).
  * @throws RestrictedApiConfigError with Triton's startup messages
  */
@@ -50,11 +53,13 @@ export function parseRestrictions(values: readonly string[], flag = 'http-restri
   const what = flag === 'http-restricted-api' ? 'api' : 'protocol';
   const out = new Map<RestrictedApiCategory, RestrictionRule>();
   for (const raw of values) {
-    const colon = raw.lastIndexOf(':');
-    const eq = raw.indexOf('=', colon + 1);
-    const names = colon > 0 ? raw.slice(0, colon) : '';
-    const key = eq > colon ? raw.slice(colon + 1, eq) : '';
-    const value = eq > colon ? raw.slice(eq + 1) : '';
+    // As tritonserver splits it: the categories end at the first ':', the header name at the next '='
+    // (so a value may itself contain ':' and '=').
+    const colon = raw.indexOf(':');
+    const eq = colon < 0 ? -1 : raw.indexOf('=', colon + 1);
+    const names = colon < 0 ? '' : raw.slice(0, colon);
+    const key = eq < 0 ? '' : raw.slice(colon + 1, eq);
+    const value = eq < 0 ? '' : raw.slice(eq + 1);
     if (names === '' || key === '' || value === '') {
       throw new RestrictedApiConfigError(
         `--${flag} option format is '<config name>:<setting>=<value>'. Got ${raw}`,
@@ -113,6 +118,35 @@ export function categoryOf(route: Route): RestrictedApiCategory {
       }
   }
 }
+
+/**
+ * The same categories for the methods of Triton's gRPC service (`inference.GRPCInferenceService`,
+ * plus the standard health check), for the gRPC front end of a later issue and its
+ * `--grpc-restricted-protocol`. Kept here so both front ends share one mapping.
+ */
+export const GRPC_METHOD_CATEGORIES: Readonly<Record<string, RestrictedApiCategory>> = {
+  ServerLive: 'health',
+  ServerReady: 'health',
+  ModelReady: 'health',
+  'grpc.health.v1.Health/Check': 'health',
+  ServerMetadata: 'metadata',
+  ModelMetadata: 'metadata',
+  ModelInfer: 'inference',
+  ModelStreamInfer: 'inference',
+  ModelConfig: 'model-config',
+  ModelStatistics: 'statistics',
+  RepositoryIndex: 'model-repository',
+  RepositoryModelLoad: 'model-repository',
+  RepositoryModelUnload: 'model-repository',
+  SystemSharedMemoryStatus: 'shared-memory',
+  SystemSharedMemoryRegister: 'shared-memory',
+  SystemSharedMemoryUnregister: 'shared-memory',
+  CudaSharedMemoryStatus: 'shared-memory',
+  CudaSharedMemoryRegister: 'shared-memory',
+  CudaSharedMemoryUnregister: 'shared-memory',
+  TraceSetting: 'trace',
+  LogSettings: 'logging',
+};
 
 /**
  * The header a request to `route` lacks, or `undefined` when it may pass: the category's header must

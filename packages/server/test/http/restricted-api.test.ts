@@ -1,7 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { CliUsageError, parseArgs } from '../../src/cli-args.js';
-import { parseRestrictions } from '../../src/http/restricted-api.js';
+import {
+  GRPC_METHOD_CATEGORIES,
+  RESTRICTED_API_CATEGORIES,
+  parseRestrictions,
+  type RestrictedApiCategory,
+} from '../../src/http/restricted-api.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 describe('--http-restricted-api parsing', () => {
@@ -41,6 +46,123 @@ describe('--http-restricted-api parsing', () => {
     expect(() => parseRestrictions(['health:a=1', 'metadata,health:b=2'])).toThrow(
       "restricted api 'health' can not be specified in multiple config groups",
     );
+    // Twice in one group is the same mistake for tritonserver.
+    expect(() =>
+      parseArgs(['--model-repository=/m', '--http-restricted-api=inference,inference:k=v']),
+    ).toThrow(
+      `Bad option: "--http-restricted-api".\nrestricted api 'inference' can not be specified in multiple config groups`,
+    );
+  });
+
+  it.each([[':k=v'], ['health:=v'], ['health:k='], ['health=k:v']])(
+    'refuses %s (an empty part) with the format message',
+    (value) => {
+      expect(() => parseRestrictions([value])).toThrow(
+        `--http-restricted-api option format is '<config name>:<setting>=<value>'. Got ${value}`,
+      );
+    },
+  );
+
+  it('splits at the first colon and the next equals sign, as tritonserver does', () => {
+    expect(Object.fromEntries(parseRestrictions(['logging:x-key=a:b=c']))).toEqual({
+      logging: { key: 'x-key', value: 'a:b=c' },
+    });
+    expect(() => parseRestrictions(['logging,trace:k:v=1'])).not.toThrow();
+    expect(parseRestrictions(['logging,trace:k:v=1']).get('trace')).toEqual({ key: 'k:v', value: '1' });
+  });
+
+  it('refuses --grpc-restricted-protocol: there is no gRPC endpoint to restrict yet', () => {
+    expect(() => parseArgs(['--model-repository=/m', '--grpc-restricted-protocol=health:k=v'])).toThrow(
+      'Bad option: "--grpc-restricted-protocol".\ntritonserver-ts has no gRPC endpoint yet',
+    );
+  });
+
+  it('maps the gRPC methods to the same categories for the later gRPC front end', () => {
+    expect(GRPC_METHOD_CATEGORIES.ModelReady).toBe('health');
+    expect(GRPC_METHOD_CATEGORIES.ModelStreamInfer).toBe('inference');
+    expect(new Set(Object.values(GRPC_METHOD_CATEGORIES))).toEqual(new Set(RESTRICTED_API_CATEGORIES));
+  });
+});
+
+describe('every category through the real server', () => {
+  let srv: TestServer;
+  const keyOf = (c: string) => `k-${c}`;
+  beforeAll(async () => {
+    srv = await startTestServer({
+      only: ['simple'],
+      metricsPort: 0,
+      modelControlMode: 'explicit',
+      loadModels: ['simple'],
+      httpRestrictedApi: parseRestrictions(RESTRICTED_API_CATEGORIES.map((c) => `${c}:${keyOf(c)}=v-${c}`)),
+    });
+  });
+  afterAll(async () => {
+    await srv.close();
+  });
+
+  const simpleBody = JSON.stringify({
+    inputs: [
+      { name: 'INPUT0', datatype: 'INT32', shape: [1, 16], data: new Array(16).fill(1) },
+      { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], data: new Array(16).fill(1) },
+    ],
+  });
+  const endpoints: [RestrictedApiCategory, string, string, string?][] = [
+    ['health', 'GET', '/v2/health/live'],
+    ['health', 'GET', '/v2/health/ready'],
+    ['health', 'GET', '/v2/models/simple/ready'],
+    ['metadata', 'GET', '/v2'],
+    ['metadata', 'GET', '/v2/models/simple'],
+    ['inference', 'POST', '/v2/models/simple/infer', simpleBody],
+    ['inference', 'POST', '/v2/models/simple/versions/1/infer', simpleBody],
+    ['inference', 'POST', '/v2/models/simple/generate', '{}'],
+    ['shared-memory', 'GET', '/v2/systemsharedmemory/status'],
+    ['shared-memory', 'POST', '/v2/systemsharedmemory/region/r/unregister'],
+    ['shared-memory', 'GET', '/v2/cudasharedmemory/status'],
+    ['model-config', 'GET', '/v2/models/simple/config'],
+    ['model-repository', 'POST', '/v2/repository/index', '{}'],
+    ['model-repository', 'POST', '/v2/repository/models/simple/load', '{}'],
+    ['model-repository', 'POST', '/v2/repository/models/nope/unload', '{}'],
+    ['statistics', 'GET', '/v2/models/stats'],
+    ['statistics', 'GET', '/v2/models/simple/stats'],
+    ['trace', 'GET', '/v2/trace/setting'],
+    ['trace', 'GET', '/v2/models/simple/trace/setting'],
+    ['logging', 'GET', '/v2/logging'],
+  ];
+
+  it('refuses each endpoint without its header, or with another category’s, with Triton’s 403', async () => {
+    for (const [category, method, path, body] of endpoints) {
+      const other = category === 'health' ? 'metadata' : 'health';
+      for (const headers of [{}, { [keyOf(other)]: `v-${other}` }, { [keyOf(category)]: 'wrong' }]) {
+        const r = await fetch(srv.url + path, { method, headers, ...(body !== undefined ? { body } : {}) });
+        expect(r.status, `${method} ${path} ${JSON.stringify(headers)}`).toBe(403);
+        expect(await r.json()).toEqual({
+          error: `This API is restricted, expecting header '${keyOf(category)}'`,
+        });
+      }
+    }
+  });
+
+  it('lets each endpoint through with its header (any case of the name)', async () => {
+    for (const [category, method, path, body] of endpoints) {
+      const r = await fetch(srv.url + path, {
+        method,
+        headers: { [keyOf(category).toUpperCase()]: `v-${category}` },
+        ...(body !== undefined ? { body } : {}),
+      });
+      expect(r.status, `${method} ${path}`).not.toBe(403);
+      if (path.endsWith('/infer') || method === 'GET') expect(r.status, `${method} ${path}`).toBe(200);
+    }
+  });
+
+  it('checks the restriction before the method, as Triton’s handlers do', async () => {
+    expect((await fetch(srv.url + '/v2/logging', { method: 'PUT' })).status).toBe(403);
+    expect(
+      (await fetch(srv.url + '/v2/logging', { method: 'PUT', headers: { 'k-logging': 'v-logging' } })).status,
+    ).toBe(405);
+  });
+
+  it('does not cover the metrics port', async () => {
+    expect((await fetch(srv.running.metricsUrl ?? '')).status).toBe(200);
   });
 });
 
