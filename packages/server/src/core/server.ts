@@ -19,7 +19,8 @@ import { prepareRequest, runPrepared } from './infer.js';
 import { Logger, type LogSettings } from './logging.js';
 import { ModelManager, type ModelServices, type StartupResult } from './model-manager.js';
 import { CudaSharedMemoryManager, SystemSharedMemoryManager } from './shared-memory.js';
-import { TraceSettingsStore, type TraceSettings } from './trace.js';
+import type { TraceSettings } from './trace.js';
+import { TraceManager, type ActiveTrace } from './tracing.js';
 import type {
   CoreInferRequest,
   CoreInferResponse,
@@ -46,8 +47,8 @@ export const SERVER_EXTENSIONS: readonly string[] = [
   'binary_tensor_data',
   'parameters',
   'statistics',
-  // Not 'trace': the trace settings API answers (with Triton's keys and rules), but no trace
-  // output is written, so the extension is not claimed.
+  // Triton's trace settings API, and traces written to the trace file (core/tracing.ts).
+  'trace',
   'logging',
 ];
 
@@ -73,7 +74,7 @@ export interface InferenceServerOptions {
   readonly schedulerFactory?: SchedulerFactory;
   /** Replace repository/runtime functions (tests). */
   readonly services?: Partial<ModelServices>;
-  /** `--trace-config`: initial trace settings (kept and reported; no trace output is written). */
+  /** `--trace-config`: initial trace settings (the trace file can be set here only). */
   readonly trace?: Partial<TraceSettings>;
   /** Initial log settings. */
   readonly log?: Partial<LogSettings>;
@@ -92,8 +93,8 @@ export interface InferenceServerOptions {
 export class InferenceServer {
   /** Server log (Triton's log settings extension). */
   readonly logger: Logger;
-  /** Trace settings extension. */
-  readonly trace: TraceSettingsStore;
+  /** Trace settings, sampling and the trace file (Triton's trace extension). */
+  readonly trace: TraceManager;
   /** Statistics of every loaded model version. */
   readonly statistics = new StatisticsRegistry();
   /** System shared-memory regions. */
@@ -108,7 +109,11 @@ export class InferenceServer {
 
   private constructor(options: InferenceServerOptions) {
     this.logger = new Logger(options.log ?? {}, options.logSink);
-    this.trace = new TraceSettingsStore(options.trace ?? {});
+    this.trace = new TraceManager(options.trace ?? {}, this.logger);
+    const traceProblem = this.trace.startupProblem;
+    if (traceProblem !== undefined) {
+      this.logger.warn(`trace level is not OFF but no request will be traced: ${traceProblem}`);
+    }
     this.#strictReadiness = options.strictReadiness ?? true;
     this.systemSharedMemory = new SystemSharedMemoryManager(
       options.sharedMemoryDir,
@@ -242,12 +247,12 @@ export class InferenceServer {
     return renderStatisticsJson(snaps);
   }
 
-  /** `GET/POST v2[/models/{m}]/trace/setting`: the model must be known to the server. */
+  /** `GET/POST v2[/models/{m}]/trace/setting`: a model must have a READY version (Triton's check). */
   traceSettings(model?: string, update?: unknown): TraceSettings {
-    if (model !== undefined && !this.models.has(model)) {
-      throw invalidArg(`Request for unknown model: '${model}' is not found`);
+    if (model !== undefined && !this.models.isReady(model)) {
+      throw invalidArg(`Request for unknown model : ${model}`);
     }
-    return update === undefined ? this.trace.get(model) : this.trace.update(update, model);
+    return update === undefined ? this.trace.settings(model) : this.trace.update(update, model);
   }
 
   /** `GET/POST v2/logging`. */
@@ -259,18 +264,37 @@ export class InferenceServer {
    * Runs one inference request: resolves the model version, validates the request against the
    * config, schedules it and returns the requested outputs.
    * @param options.refuseDecoupled - true on HTTP `/infer`, which cannot stream.
+   * @param options.trace - the request's trace, when the front end sampled it
+   *   ({@link TraceManager.sample}): gets REQUEST_START / REQUEST_END here and the queue and compute
+   *   timestamps from the scheduler.
    */
   async infer(
     request: CoreInferRequest,
-    options: { refuseDecoupled?: boolean } = {},
+    options: { refuseDecoupled?: boolean; trace?: ActiveTrace } = {},
   ): Promise<CoreInferResponse> {
+    const start = process.hrtime.bigint();
     const serving = this.models.resolve(request.modelName, request.modelVersion);
-    const inferOptions = {
-      sharedMemory: this.systemSharedMemory,
-      ...(options.refuseDecoupled !== undefined ? { refuseDecoupled: options.refuseDecoupled } : {}),
-    };
-    const prepared = prepareRequest(serving, request, inferOptions);
-    return runPrepared(serving, request, prepared, inferOptions);
+    const trace = options.trace;
+    trace?.requestStart(serving.name, serving.version, request.id, start);
+    try {
+      const inferOptions = {
+        sharedMemory: this.systemSharedMemory,
+        ...(options.refuseDecoupled !== undefined ? { refuseDecoupled: options.refuseDecoupled } : {}),
+      };
+      let prepared = prepareRequest(serving, request, inferOptions);
+      if (trace !== undefined) {
+        prepared = {
+          ...prepared,
+          schedulerRequest: {
+            ...prepared.schedulerRequest,
+            onActivity: (activity, ns) => trace.capture(activity, ns),
+          },
+        };
+      }
+      return await runPrepared(serving, request, prepared, inferOptions);
+    } finally {
+      trace?.capture('REQUEST_END', process.hrtime.bigint());
+    }
   }
 
   /** Stops serving: not live/ready any more, drains every model, closes shared memory. */
@@ -278,5 +302,7 @@ export class InferenceServer {
     this.#live = false;
     await this.models.stop();
     this.systemSharedMemory.close();
+    // Collected traces are written, and the trace file's JSON array closed.
+    this.trace.close();
   }
 }

@@ -1,44 +1,242 @@
 /**
- * Triton's trace extension settings (`GET/POST v2[/models/{m}]/trace/setting`), kept in memory.
+ * Triton's trace settings: the settings object of the trace extension
+ * (`GET/POST v2[/models/{m}]/trace/setting`), tritonserver's `--trace-config` flag, and the rules and
+ * messages both use. The settings drive {@link TraceManager} (`tracing.ts`), which samples requests
+ * and writes Triton's JSON trace file.
  *
- * Values are strings except `trace_level`, which is a list. A model's settings inherit every key from
- * the global settings until the key is set for that model; posting `null` for a key resets it to the
- * inherited (global) value. This server records the settings but does not emit traces (see README).
+ * Levels: `OFF` and `TIMESTAMPS`. Triton's `TENSORS` level (tensor contents in the trace) is refused
+ * with a clear message, as is the `opentelemetry` mode: this server writes Triton's own JSON trace
+ * file only.
  * @packageDocumentation
  */
 import { invalidArg, unsupported } from './errors.js';
 
-/** The trace settings object as Triton returns it. */
+/** The trace settings object as Triton returns it (values are strings, `trace_level` a list). */
 export interface TraceSettings {
-  trace_file: string;
   trace_level: string[];
   trace_rate: string;
   trace_count: string;
   log_frequency: string;
+  trace_file: string;
   trace_mode: string;
 }
 
 /** tritonserver's defaults (tracing off). */
 export const DEFAULT_TRACE_SETTINGS: Readonly<TraceSettings> = {
-  trace_file: '',
   trace_level: ['OFF'],
   trace_rate: '1000',
   trace_count: '-1',
   log_frequency: '0',
+  trace_file: '',
   trace_mode: 'triton',
 };
 
-const LEVELS = new Set(['OFF', 'TIMESTAMPS', 'TENSORS']);
-type Key = keyof TraceSettings;
-const KEYS: readonly Key[] = [
-  'trace_file',
-  'trace_level',
-  'trace_rate',
-  'trace_count',
-  'log_frequency',
-  'trace_mode',
-];
+/** The trace levels this server supports. */
+export type TraceLevel = 'OFF' | 'TIMESTAMPS';
 
+/** Numeric trace settings, as the trace manager uses them. */
+export interface TraceValues {
+  level: TraceLevel;
+  /** Every `rate`-th request is traced (uint32; 0 makes the setting invalid). */
+  rate: number;
+  /** Traces still to collect; -1 (any negative) = no limit, 0 = done. */
+  count: number;
+  /** Write the collected traces to `<file>.<n>` every `logFrequency` traces; 0 = at shutdown. */
+  logFrequency: number;
+  /** The trace file; '' = none (no trace is collected in `triton` mode). */
+  file: string;
+}
+
+/** A `POST .../trace/setting` body: a value to set, `null` to fall back, absent to keep. */
+export interface TraceSettingsUpdate {
+  level?: TraceLevel | null;
+  rate?: number | null;
+  count?: number | null;
+  logFrequency?: number | null;
+}
+
+/** A bad `--trace-config`, with tritonserver's message (`Bad option: "--trace-config …".\n…`). */
+export class TraceConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TraceConfigError';
+  }
+}
+
+const INT32_MIN = -(2 ** 31);
+const INT32_MAX = 2 ** 31 - 1;
+
+/**
+ * `std::stoi`: leading white space, an optional sign, decimal digits (anything after them is
+ * ignored). `invalid` when there are no digits, `range` outside int32.
+ */
+function stoi(text: string): number | 'invalid' | 'range' {
+  const m = /^[ \t\n\v\f\r]*([+-]?\d+)/.exec(text);
+  if (m === null) return 'invalid';
+  const n = BigInt(m[1] as string);
+  if (n < BigInt(INT32_MIN) || n > BigInt(INT32_MAX)) return 'range';
+  return Number(n);
+}
+
+/** An int32 as a C++ cast to `uint32_t` keeps it. */
+function toUint32(n: number): number {
+  return n >>> 0;
+}
+
+/** tritonserver's `ParseOption<int>` and its messages. */
+function parseOptionInt(value: string): number {
+  const n = stoi(value);
+  if (n === 'invalid') throw new Error(`Invalid option value. Got ${value}`);
+  if (n === 'range') throw new Error(`Provided option value is out of bound. Got ${value}`);
+  return n;
+}
+
+const TENSORS_REFUSED = 'the TENSORS trace level is not supported by tritonserver-ts; use TIMESTAMPS';
+const OPENTELEMETRY_REFUSED =
+  "the opentelemetry trace mode is not supported by tritonserver-ts; traces are written as Triton's JSON trace file (mode triton)";
+
+/** tritonserver's `ParseTraceLevelOption` (case-insensitive, with its aliases). */
+function parseLevelOption(value: string): 'OFF' | 'TIMESTAMPS' {
+  const v = value.toLowerCase();
+  if (v === 'false' || v === 'off') return 'OFF';
+  if (['true', 'on', 'min', 'max', 'timestamps'].includes(v)) return 'TIMESTAMPS';
+  if (v === 'tensors') throw new Error(TENSORS_REFUSED);
+  throw new Error(`invalid value for trace level option: ${v}`);
+}
+
+/** tritonserver's `ParseTraceModeOption`; `opentelemetry` is refused here. */
+function parseModeOption(value: string): 'triton' {
+  const v = value.toLowerCase();
+  if (v === 'triton') return 'triton';
+  if (v === 'opentelemetry') throw new Error(OPENTELEMETRY_REFUSED);
+  throw new Error(
+    `invalid value for trace mode option: ${v}. Available options are "triton" and "opentelemetry"`,
+  );
+}
+
+function badOption(flag: string, message: string): TraceConfigError {
+  return new TraceConfigError(`Bad option: "${flag}".\n${message}`);
+}
+
+const GLOBAL_SETTINGS = ['rate', 'level', 'count', 'mode'];
+const TRITON_SETTINGS = ['file', 'log-frequency'];
+
+/**
+ * Parses tritonserver's `--trace-config` values (`[<mode>,]<setting>=<value>`, repeatable) into the
+ * initial trace settings, with tritonserver's parsing and messages: global settings `rate`, `level`
+ * (repeatable; `OFF` wins), `count`, `mode`; `triton,` settings `file` and `log-frequency`.
+ *
+ * Stricter than tritonserver, so that nobody believes tracing is on when it is not: a setting
+ * tritonserver would silently ignore (unknown, or given in the wrong group such as `file=` without
+ * `triton,`) is refused with a hint, and `TENSORS` and `opentelemetry` are refused.
+ * @throws TraceConfigError
+ */
+export function parseTraceConfig(values: readonly string[]): Partial<TraceSettings> {
+  const groups: { mode: '' | 'triton'; setting: string; value: string }[] = [];
+  for (const raw of values) {
+    const comma = raw.indexOf(',');
+    let mode: '' | 'triton' = '';
+    if (comma === 0) {
+      throw badOption(
+        '--trace-config',
+        `No trace mode specified. --trace-config option format is <trace mode>,<setting>=<value> or <setting>=<value>. Got ${raw}`,
+      );
+    }
+    if (comma > 0) {
+      try {
+        mode = parseModeOption(raw.slice(0, comma));
+      } catch (error) {
+        throw badOption('--trace-config', (error as Error).message);
+      }
+    }
+    const eq = raw.indexOf('=', comma + 1);
+    const setting = eq < 0 ? '' : raw.slice(comma + 1, eq);
+    const value = eq < 0 ? '' : raw.slice(eq + 1);
+    if (setting === '' || value === '') {
+      throw badOption(
+        '--trace-config',
+        `--trace-config option format is '<trace mode>,<setting>=<value>'. Got ${raw}`,
+      );
+    }
+    groups.push({ mode, setting, value });
+  }
+
+  const out: Partial<TraceSettings> = {};
+  let level: 'OFF' | 'TIMESTAMPS' | undefined;
+  let disabled = false;
+  for (const { mode, setting, value } of groups) {
+    const flag = mode === '' ? `--trace-config ${setting}` : `--trace-config ${mode},${setting}`;
+    try {
+      if (mode === '') {
+        if (setting === 'rate') out.trace_rate = String(toUint32(parseOptionInt(value)));
+        else if (setting === 'count') out.trace_count = String(parseOptionInt(value));
+        else if (setting === 'mode') out.trace_mode = parseModeOption(value);
+        else if (setting === 'level') {
+          const parsed = parseLevelOption(value);
+          if (parsed === 'OFF') disabled = true;
+          else level = parsed;
+        } else if (TRITON_SETTINGS.includes(setting)) {
+          throw new Error(
+            `'${setting}' is a setting of the triton trace mode: use --trace-config triton,${setting}=${value}`,
+          );
+        } else {
+          throw new Error(
+            `unknown trace setting '${setting}' (global: ${GLOBAL_SETTINGS.join(', ')}; triton mode: ${TRITON_SETTINGS.join(', ')})`,
+          );
+        }
+      } else if (setting === 'file') {
+        out.trace_file = value;
+      } else if (setting === 'log-frequency') {
+        out.log_frequency = String(toUint32(parseOptionInt(value)));
+      } else if (GLOBAL_SETTINGS.includes(setting)) {
+        throw new Error(`'${setting}' is a global trace setting: use --trace-config ${setting}=${value}`);
+      } else {
+        throw new Error(
+          `unknown triton trace setting '${setting}' (triton mode: ${TRITON_SETTINGS.join(', ')})`,
+        );
+      }
+    } catch (error) {
+      if (error instanceof TraceConfigError) throw error;
+      throw badOption(flag, (error as Error).message);
+    }
+  }
+  if (disabled) out.trace_level = ['OFF'];
+  else if (level !== undefined) out.trace_level = [level];
+  return out;
+}
+
+function intSetting(raw: string | undefined, fallback: string, what: string): number {
+  const n = stoi(raw ?? fallback);
+  if (typeof n !== 'number') throw new TraceConfigError(`invalid trace ${what}: '${raw}'`);
+  return n;
+}
+
+/**
+ * The numeric values of initial settings (the `trace` option of the server, e.g. from
+ * {@link parseTraceConfig}), defaults filled in.
+ * @throws TraceConfigError on a value the flag would have refused
+ */
+export function initialTraceValues(settings: Partial<TraceSettings>): TraceValues {
+  const levels = settings.trace_level ?? DEFAULT_TRACE_SETTINGS.trace_level;
+  let level: TraceLevel = 'OFF';
+  for (const l of levels) {
+    if (l === 'TENSORS') throw new TraceConfigError(TENSORS_REFUSED);
+    if (l !== 'OFF' && l !== 'TIMESTAMPS') throw new TraceConfigError(`invalid trace level '${l}'`);
+  }
+  if (levels.includes('TIMESTAMPS') && !levels.includes('OFF')) level = 'TIMESTAMPS';
+  if ((settings.trace_mode ?? 'triton') !== 'triton') throw new TraceConfigError(OPENTELEMETRY_REFUSED);
+  return {
+    level,
+    rate: toUint32(intSetting(settings.trace_rate, DEFAULT_TRACE_SETTINGS.trace_rate, 'rate')),
+    count: intSetting(settings.trace_count, DEFAULT_TRACE_SETTINGS.trace_count, 'count'),
+    logFrequency: toUint32(
+      intSetting(settings.log_frequency, DEFAULT_TRACE_SETTINGS.log_frequency, 'log frequency'),
+    ),
+    file: settings.trace_file ?? '',
+  };
+}
+
+/** A JSON value that should carry a string (Triton's clients send strings; numbers are accepted). */
 function scalar(key: string, value: unknown): string {
   const v = Array.isArray(value) && value.length === 1 ? (value[0] as unknown) : value;
   if (typeof v === 'string') return v;
@@ -46,126 +244,105 @@ function scalar(key: string, value: unknown): string {
   throw invalidArg(`expect a string value for trace setting '${key}'`);
 }
 
-function parseValue(key: Key, value: unknown): string | string[] {
-  switch (key) {
-    case 'trace_level': {
-      const list = Array.isArray(value) ? (value as unknown[]) : [value];
-      const levels = list.map((l) => {
-        if (typeof l !== 'string' || !LEVELS.has(l.toUpperCase())) {
-          throw invalidArg(
-            `invalid value for trace_level: '${String(l)}' (expected OFF, TIMESTAMPS or TENSORS)`,
-          );
-        }
-        return l.toUpperCase();
-      });
-      if (levels.length === 0) throw invalidArg('trace_level must not be empty');
-      if (levels.includes('OFF') && levels.length > 1) {
-        throw invalidArg('trace_level OFF cannot be combined with other levels');
-      }
-      return levels;
-    }
-    case 'trace_rate':
-    case 'log_frequency': {
-      const s = scalar(key, value);
-      if (!/^\d+$/.test(s))
-        throw invalidArg(`unable to parse '${key}', expecting an unsigned integer, got: ${s}`);
-      return s;
-    }
-    case 'trace_count': {
-      const s = scalar(key, value);
-      if (!/^-?\d+$/.test(s) || Number(s) < -1) {
-        throw invalidArg(`unable to parse '${key}', expecting an integer >= -1, got: ${s}`);
-      }
-      return s;
-    }
-    case 'trace_mode': {
-      const s = scalar(key, value);
-      if (s !== 'triton' && s !== 'opentelemetry') throw invalidArg(`unsupported trace mode '${s}'`);
-      return s;
-    }
-    case 'trace_file':
-      throw unsupported('trace file location can not be updated through network protocol');
+/** `trace_rate` / `log_frequency`: `std::stoi`, then kept as uint32, with Triton's messages. */
+function parseUint(key: string, value: unknown): number {
+  const s = scalar(key, value);
+  const n = stoi(s);
+  if (n === 'invalid') throw invalidArg(`Unable to parse '${key}', got: ${s}`);
+  if (n === 'range') {
+    throw invalidArg(`Unable to parse '${key}', value is out of range [ 0, 4294967295 ], got: ${s}`);
   }
+  return toUint32(n);
 }
 
-/** `--trace-config` setting names → trace setting keys (Triton's names). */
-const TRACE_CONFIG_KEYS: Readonly<Record<string, Key>> = {
-  level: 'trace_level',
-  rate: 'trace_rate',
-  count: 'trace_count',
-  'log-frequency': 'log_frequency',
-  file: 'trace_file',
-  mode: 'trace_mode',
-};
+/** `trace_count`, with Triton's messages. */
+function parseCount(value: unknown): number {
+  const s = scalar('trace_count', value);
+  const n = stoi(s);
+  if (n === 'invalid') throw invalidArg(`Unable to parse 'trace_count', got: ${s}`);
+  if (n === 'range') {
+    throw invalidArg(`Unable to parse 'trace_count', value is out of range [ -1, ${INT32_MAX} ], got: ${s}`);
+  }
+  if (n < -1) throw invalidArg(`Unable to parse 'trace_count'. Expecting value >= -1, got:${s}`);
+  return n;
+}
+
+/** `trace_level`: a list; `OFF` alone, or `TIMESTAMPS`. An empty list changes nothing (as Triton). */
+function parseLevel(value: unknown): TraceLevel | undefined {
+  const list = Array.isArray(value) ? (value as unknown[]) : [value];
+  let level: TraceLevel | undefined;
+  for (const l of list) {
+    if (l === 'OFF') {
+      if (list.length !== 1) throw invalidArg("Expect only one trace level 'OFF' is specified");
+      level = 'OFF';
+    } else if (l === 'TIMESTAMPS') {
+      level = 'TIMESTAMPS';
+    } else if (l === 'TENSORS') {
+      throw invalidArg(`trace_level: ${TENSORS_REFUSED}`);
+    } else {
+      throw invalidArg(
+        `invalid value for trace_level: '${typeof l === 'string' ? l : JSON.stringify(l)}' (expected OFF or TIMESTAMPS)`,
+      );
+    }
+  }
+  return level;
+}
 
 /**
- * Parses tritonserver's `--trace-config` values (`[<mode>,]<setting>=<value>`, repeatable; `level`
- * may be given more than once) into initial trace settings, validated like the API's.
- * @throws ServerError INVALID_ARG naming the bad value
+ * Parses a `POST .../trace/setting` body with Triton's rules and messages: `trace_file` in any form
+ * is refused (UNSUPPORTED, the file is a command-line setting only); `null` makes a setting fall back
+ * (a model's to the global setting, the global one to its startup value).
+ *
+ * Stricter than Triton: unknown keys and unknown levels are refused instead of ignored, and
+ * `trace_mode` may only be `triton`.
+ * @throws ServerError
  */
-export function parseTraceConfig(values: readonly string[]): Partial<TraceSettings> {
-  const out: Record<string, unknown> = {};
-  const levels: string[] = [];
-  for (const raw of values) {
-    const comma = raw.indexOf(',');
-    const eq = raw.indexOf('=');
-    const body = comma >= 0 && comma < eq ? raw.slice(comma + 1) : raw;
-    const [name, value] = [body.slice(0, body.indexOf('=')), body.slice(body.indexOf('=') + 1)];
-    const key = TRACE_CONFIG_KEYS[name];
-    if (body.indexOf('=') <= 0 || key === undefined) {
-      throw invalidArg(`--trace-config option format is '[<mode>,]<setting>=<value>'. Got ${raw}`);
-    }
-    if (key === 'trace_level') levels.push(value);
-    else out[key] = key === 'trace_file' ? value : parseValue(key, value);
+export function parseTraceUpdate(body: unknown): TraceSettingsUpdate {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw invalidArg('trace settings must be a JSON object');
   }
-  if (levels.length > 0) out.trace_level = parseValue('trace_level', levels);
-  return out;
+  if (Object.hasOwn(body, 'trace_file')) {
+    // Triton (since 24.05): any `trace_file` key, even null, is refused over the network.
+    throw unsupported('trace file location can not be updated through network protocol');
+  }
+  const update: TraceSettingsUpdate = {};
+  for (const [key, value] of Object.entries(body as Record<string, unknown>)) {
+    switch (key) {
+      case 'trace_level': {
+        if (value === null) update.level = null;
+        else {
+          const level = parseLevel(value);
+          if (level !== undefined) update.level = level;
+        }
+        break;
+      }
+      case 'trace_rate':
+        update.rate = value === null ? null : parseUint(key, value);
+        break;
+      case 'trace_count':
+        update.count = value === null ? null : parseCount(value);
+        break;
+      case 'log_frequency':
+        update.logFrequency = value === null ? null : parseUint(key, value);
+        break;
+      case 'trace_mode':
+        if (value !== null && scalar(key, value) !== 'triton') throw invalidArg(OPENTELEMETRY_REFUSED);
+        break;
+      default:
+        throw invalidArg(`unknown trace setting '${key}'`);
+    }
+  }
+  return update;
 }
 
-/** Global and per-model trace settings. */
-export class TraceSettingsStore {
-  #global: TraceSettings;
-  readonly #models = new Map<string, Partial<TraceSettings>>();
-
-  constructor(initial: Partial<TraceSettings> = {}) {
-    this.#global = { ...DEFAULT_TRACE_SETTINGS, ...initial };
-  }
-
-  /** Settings of `model` (global ones when `model` is undefined). */
-  get(model?: string): TraceSettings {
-    const own = model === undefined ? {} : (this.#models.get(model) ?? {});
-    return { ...this.#global, trace_level: [...this.#global.trace_level], ...own };
-  }
-
-  /**
-   * Applies a POST body (`{key: value | [values] | null}`) to the global settings or to `model`'s,
-   * validating everything before changing anything. Returns the resulting settings.
-   */
-  update(body: unknown, model?: string): TraceSettings {
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-      throw invalidArg('trace settings must be a JSON object');
-    }
-    if (Object.hasOwn(body, 'trace_file')) {
-      // Triton (since 24.05): any `trace_file` key, even null, is refused over the network.
-      throw unsupported('trace file location can not be updated through network protocol');
-    }
-    const changes: [Key, string | string[] | null][] = [];
-    for (const [key, value] of Object.entries(body as Record<string, unknown>)) {
-      if (!(KEYS as readonly string[]).includes(key)) throw invalidArg(`unknown trace setting '${key}'`);
-      changes.push([key as Key, value === null ? null : parseValue(key as Key, value)]);
-    }
-    if (model === undefined) {
-      const next: Record<string, unknown> = { ...this.#global };
-      for (const [key, value] of changes) next[key] = value ?? DEFAULT_TRACE_SETTINGS[key];
-      this.#global = next as unknown as TraceSettings;
-    } else {
-      const own: Record<string, unknown> = { ...(this.#models.get(model) ?? {}) };
-      for (const [key, value] of changes) {
-        if (value === null) delete own[key];
-        else own[key] = value;
-      }
-      this.#models.set(model, own);
-    }
-    return this.get(model);
-  }
+/** The settings object for `values` (Triton's key order). */
+export function traceSettingsObject(values: TraceValues): TraceSettings {
+  return {
+    trace_level: [values.level],
+    trace_rate: String(values.rate),
+    trace_count: String(values.count),
+    log_frequency: String(values.logFrequency),
+    trace_file: values.file,
+    trace_mode: 'triton',
+  };
 }

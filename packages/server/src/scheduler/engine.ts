@@ -102,6 +102,7 @@ export class SchedulingEngine implements Scheduler {
       }
       this.pending += 1;
       this.stats.adjustPending(1);
+      request.onActivity?.('QUEUE_START', now);
       this.attach(entry);
       this.dispatch();
     });
@@ -239,6 +240,16 @@ export class SchedulingEngine implements Scheduler {
       const rows = entries.reduce((a, e) => a + e.rows, 0);
       this.stats.recordExecution(rows, timings);
       settles = entries.map((e, i) => () => {
+        // Trace timestamps from the same times as the statistics: execution start, then the
+        // input / infer / output durations of the execution.
+        if (e.request.onActivity !== undefined) {
+          const inputEnd = start + timings.computeInputNs;
+          const outputStart = inputEnd + timings.computeInferNs;
+          e.request.onActivity('COMPUTE_START', start);
+          e.request.onActivity('COMPUTE_INPUT_END', inputEnd);
+          e.request.onActivity('COMPUTE_OUTPUT_START', outputStart);
+          e.request.onActivity('COMPUTE_END', outputStart + timings.computeOutputNs);
+        }
         this.stats.recordSuccess({
           batchSize: e.rows,
           requestNs: this.since(e.request.receivedAt),

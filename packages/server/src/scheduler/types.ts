@@ -37,7 +37,16 @@ export interface SchedulerRequest {
   readonly receivedAt: bigint;
   /** Aborted when the client goes away; a request still queued is then dropped. */
   readonly signal?: AbortSignal;
+  /**
+   * Trace hook (set only for traced requests): called with Triton's activity names and their
+   * `process.hrtime.bigint()` times, from the times the scheduler keeps for statistics.
+   */
+  readonly onActivity?: (activity: SchedulerActivity, ns: bigint) => void;
 }
+
+/** The trace activities a scheduler reports. */
+export type SchedulerActivity =
+  'QUEUE_START' | 'COMPUTE_START' | 'COMPUTE_INPUT_END' | 'COMPUTE_OUTPUT_START' | 'COMPUTE_END';
 
 /** What the scheduler returns for one request: that request's rows of every model output. */
 export interface SchedulerResponse {
