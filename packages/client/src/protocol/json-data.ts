@@ -12,7 +12,7 @@
 import { bytesToStrings } from './bytes.js';
 import type { Datatype, TensorData } from './datatypes.js';
 import { ProtocolError } from './errors.js';
-import { stringifyJson } from './json.js';
+import { TRITON_JSON } from './triton-json.js';
 
 /** A JSON tensor element: number, bigint (64-bit integers out of the safe range), boolean or string. */
 export type JsonElement = number | bigint | boolean | string;
@@ -63,63 +63,133 @@ export function tensorDataToJson(
 /** Triton's limit on the nesting of a tensor's JSON `data` (`HTTP_MAX_JSON_NESTING_DEPTH`). */
 export const MAX_JSON_DATA_DEPTH = 100;
 
+const DEPTH_MESSAGE = `JSON nesting depth exceeds maximum allowed limit (${MAX_JSON_DATA_DEPTH})`;
+const SHAPE_MESSAGE = "Shape does not match true shape of 'data' field";
+const DATA = "Unable to parse 'data'";
+
 /**
- * Row-major flattening of nested `data` arrays without recursion (an attacker controls the depth),
- * refusing nesting deeper than {@link MAX_JSON_DATA_DEPTH} with Triton's message.
+ * Visits the leaves (non-array elements) of nested `data` arrays in row-major order without
+ * recursion (an attacker controls the depth), the way Triton's walk does: an array nested deeper
+ * than {@link MAX_JSON_DATA_DEPTH} levels fails when the walk reaches it, so whichever problem comes
+ * first in document order is the one reported.
  */
-function flatten(data: readonly unknown[]): unknown[] {
-  if (!data.some(Array.isArray)) return data as unknown[];
-  const out: unknown[] = [];
-  const stack: { array: readonly unknown[]; index: number }[] = [{ array: data, index: 0 }];
-  while (stack.length > 0) {
-    const top = stack[stack.length - 1] as { array: readonly unknown[]; index: number };
-    if (top.index === top.array.length) {
-      stack.pop();
+function walkLeaves(data: readonly unknown[], visit: (leaf: unknown) => void): void {
+  const arrays: (readonly unknown[])[] = [data];
+  const indices: number[] = [0];
+  while (arrays.length > 0) {
+    const top = arrays.length - 1;
+    const array = arrays[top] as readonly unknown[];
+    const index = indices[top] as number;
+    if (index === array.length) {
+      arrays.pop();
+      indices.pop();
       continue;
     }
-    const item = top.array[top.index++];
+    indices[top] = index + 1;
+    const item = array[index];
     if (Array.isArray(item)) {
-      if (stack.length >= MAX_JSON_DATA_DEPTH) {
-        throw new ProtocolError(
-          'INVALID_VALUE',
-          `JSON nesting depth exceeds maximum allowed limit (${MAX_JSON_DATA_DEPTH})`,
-        );
-      }
-      stack.push({ array: item as readonly unknown[], index: 0 });
+      if (arrays.length >= MAX_JSON_DATA_DEPTH) throw new ProtocolError('INVALID_VALUE', DEPTH_MESSAGE);
+      arrays.push(item as readonly unknown[]);
+      indices.push(0);
     } else {
-      out.push(item);
+      visit(item);
     }
   }
-  return out;
 }
 
-/** A value as error messages show it: JSON (bigints exact, never a throw), at most 100 characters. */
-function describeValue(value: unknown): string {
-  const text = typeof value === 'bigint' ? value.toString() : stringifyJson(value);
-  return text.length > 100 ? `${text.slice(0, 97)}...` : text;
+const UINT64_MAX = 0xffff_ffff_ffff_ffffn;
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+/** A JSON value as TritonJson's `AsUInt` sees it: an integer in [0, 2^64 − 1]. */
+function asUInt(v: unknown): number | bigint | undefined {
+  if (typeof v === 'bigint') return v >= 0n && v <= UINT64_MAX ? v : undefined;
+  if (typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 2 ** 64) {
+    return v === 2 ** 64 ? undefined : v;
+  }
+  return undefined;
 }
 
-function typeError(what: string, datatype: Datatype, index: number, value: unknown): ProtocolError {
-  return new ProtocolError(
-    'INVALID_VALUE',
-    `Unable to parse 'data': element ${index} of ${what} (${describeValue(value)}) is not a valid ${datatype} value`,
-  );
+/** A JSON value as TritonJson's `AsInt` sees it: an integer in [−2^63, 2^63 − 1]. */
+function asInt(v: unknown): number | bigint | undefined {
+  if (typeof v === 'bigint') return v >= INT64_MIN && v <= INT64_MAX ? v : undefined;
+  if (typeof v === 'number' && Number.isInteger(v) && v >= -(2 ** 63) && v < 2 ** 63) return v;
+  return undefined;
 }
 
-const INT_RANGES: Partial<Record<Datatype, readonly [number, number]>> = {
-  INT8: [-128, 127],
-  INT16: [-32768, 32767],
-  INT32: [-2147483648, 2147483647],
-  UINT8: [0, 255],
-  UINT16: [0, 65535],
-  UINT32: [0, 4294967295],
-};
+type Converter = (v: unknown) => number | bigint;
+
+function converterFor(datatype: Exclude<Datatype, 'BYTES' | 'FP16' | 'BF16'>): Converter {
+  const fail = (message: string): never => {
+    throw new ProtocolError('INVALID_VALUE', `${DATA}: ${message}`);
+  };
+  switch (datatype) {
+    case 'BOOL':
+      return (v) => (typeof v === 'boolean' ? (v ? 1 : 0) : fail(TRITON_JSON.notBool));
+    case 'FP32':
+    case 'FP64':
+      return (v) =>
+        typeof v === 'number' ? v : typeof v === 'bigint' ? Number(v) : fail(TRITON_JSON.notNumber);
+    case 'UINT64':
+      return (v) => {
+        const n = asUInt(v);
+        return n === undefined ? fail(TRITON_JSON.notUInt) : BigInt(n);
+      };
+    case 'INT64':
+      return (v) => {
+        const n = asInt(v);
+        return n === undefined ? fail(TRITON_JSON.notInt) : BigInt(n);
+      };
+    // Narrower integers: as Triton, the 64-bit value is cast (no range check); storing a number in
+    // the typed array performs the same modular cast, a bigint is cut to 32 bits first.
+    case 'UINT8':
+    case 'UINT16':
+    case 'UINT32':
+      return (v) => {
+        const n = asUInt(v);
+        if (n === undefined) return fail(TRITON_JSON.notUInt);
+        return typeof n === 'bigint' ? Number(BigInt.asUintN(32, n)) : n;
+      };
+    default:
+      return (v) => {
+        const n = asInt(v);
+        if (n === undefined) return fail(TRITON_JSON.notInt);
+        return typeof n === 'bigint' ? Number(BigInt.asIntN(32, n)) : n;
+      };
+  }
+}
+
+const TYPED_ARRAYS = {
+  BOOL: Uint8Array,
+  UINT8: Uint8Array,
+  UINT16: Uint16Array,
+  UINT32: Uint32Array,
+  UINT64: BigUint64Array,
+  INT8: Int8Array,
+  INT16: Int16Array,
+  INT32: Int32Array,
+  INT64: BigInt64Array,
+  FP32: Float32Array,
+  FP64: Float64Array,
+} as const;
 
 /**
- * Converts a JSON `data` array (flat or nested) to typed tensor data, checking every element's type
- * and range and the element count. Throws {@link ProtocolError} (`DATATYPE_NOT_JSON`,
- * `INVALID_VALUE`, `ELEMENT_COUNT_MISMATCH`) with Triton's wording where Triton has one
- * ("Unable to parse 'data': Shape does not match true shape of 'data' field").
+ * Converts a JSON `data` array (flat or nested) to typed tensor data the way Triton's HTTP front end
+ * reads it (`ReadDataFromJson`, `JsonBytesArrayByteSize`): one walk in document order, without
+ * recursion, in which the first problem met is the one reported, with Triton's messages:
+ * - `data` not an array: "Unable to parse 'data': attempt to access JSON non-array as array";
+ * - FP16/BF16: "receiving FP16 data via JSON is not supported. Please use the binary data format for
+ *   input X";
+ * - an array nested more than 100 levels deep: "Unable to parse 'data': JSON nesting depth exceeds
+ *   maximum allowed limit (100)" (BYTES: without the prefix);
+ * - more elements than `expectedCount` (met at the first one too many) or fewer (after the walk):
+ *   "Unable to parse 'data': Shape does not match true shape of 'data' field";
+ * - an element of the wrong JSON type: "Unable to parse 'data': " + TritonJson's message (BOOL needs
+ *   `true`/`false`, unsigned types a non-negative integer, signed types an integer, FP32/FP64 a
+ *   number); BYTES: "Unable to parse JSON bytes array: attempt to access JSON non-string as string".
+ * Integers are cast to narrower types as Triton's C++ casts do (INT8 300 becomes 44), not refused.
+ * For BYTES the element count is not checked here (Triton checks it against the model later).
+ * Throws {@link ProtocolError} (`DATATYPE_NOT_JSON`, `INVALID_VALUE`, `ELEMENT_COUNT_MISMATCH`).
  * @param name - the tensor name (for messages).
  * @param side - whether the tensor is a request input or a response output (for messages).
  */
@@ -130,82 +200,65 @@ export function tensorDataFromJson<D extends Datatype>(
   name = '',
   side: TensorSide = 'input',
 ): TensorData<D> {
-  if (datatype === 'FP16' || datatype === 'BF16') refuseHalf(datatype, side, name);
-  const what = `${side} '${name}'`;
   if (!Array.isArray(json)) {
-    throw new ProtocolError('INVALID_VALUE', `Unable to parse 'data': 'data' of ${what} must be an array`);
+    throw new ProtocolError('INVALID_VALUE', `${DATA}: ${TRITON_JSON.notArray}`);
   }
-  const flat = flatten(json);
-  if (expectedCount !== undefined && flat.length !== expectedCount) {
-    throw new ProtocolError(
-      'ELEMENT_COUNT_MISMATCH',
-      "Unable to parse 'data': Shape does not match true shape of 'data' field",
-    );
+  const type: Datatype = datatype;
+  if (type === 'FP16' || type === 'BF16') refuseHalf(type, side, name);
+  const nested = json.some(Array.isArray);
+
+  if (type === 'BYTES') {
+    const encoder = new TextEncoder();
+    const out: Uint8Array[] = [];
+    const visit = (v: unknown): void => {
+      if (typeof v !== 'string') {
+        throw new ProtocolError(
+          'INVALID_VALUE',
+          `Unable to parse JSON bytes array: ${TRITON_JSON.notString}`,
+        );
+      }
+      out.push(encoder.encode(v));
+    };
+    if (nested) walkLeaves(json, visit);
+    else for (const v of json as unknown[]) visit(v);
+    // A response's element count is the sender's promise; a request's is checked by the model.
+    if (side === 'output' && expectedCount !== undefined && out.length !== expectedCount) {
+      throw new ProtocolError('ELEMENT_COUNT_MISMATCH', `${DATA}: ${SHAPE_MESSAGE}`);
+    }
+    return out as TensorData<D>;
   }
-  const n = flat.length;
-  switch (datatype) {
-    case 'BOOL': {
-      const out = new Uint8Array(n);
-      for (let i = 0; i < n; i++) {
-        const v = flat[i];
-        if (typeof v !== 'boolean') throw typeError(what, datatype, i, v);
-        out[i] = v ? 1 : 0;
-      }
-      return out as TensorData<D>;
-    }
-    case 'BYTES': {
-      const encoder = new TextEncoder();
-      return flat.map((v, i) => {
-        if (typeof v !== 'string') throw typeError(what, datatype, i, v);
-        return encoder.encode(v);
-      }) as TensorData<D>;
-    }
-    case 'INT64':
-    case 'UINT64': {
-      const out = datatype === 'INT64' ? new BigInt64Array(n) : new BigUint64Array(n);
-      const [min, max] = datatype === 'INT64' ? [-(2n ** 63n), 2n ** 63n - 1n] : [0n, 2n ** 64n - 1n];
-      for (let i = 0; i < n; i++) {
-        const v = flat[i];
-        let b: bigint;
-        if (typeof v === 'bigint') b = v;
-        else if (typeof v === 'number' && Number.isInteger(v)) b = BigInt(v);
-        else throw typeError(what, datatype, i, v);
-        if (b < min || b > max) throw typeError(what, datatype, i, v);
-        out[i] = b;
-      }
-      return out as TensorData<D>;
-    }
-    case 'FP32':
-    case 'FP64': {
-      const out = datatype === 'FP32' ? new Float32Array(n) : new Float64Array(n);
-      for (let i = 0; i < n; i++) {
-        const v = flat[i];
-        if (typeof v === 'number') out[i] = v;
-        else if (typeof v === 'bigint') out[i] = Number(v);
-        else throw typeError(what, datatype, i, v);
-      }
-      return out as TensorData<D>;
-    }
-    default: {
-      const [min, max] = INT_RANGES[datatype] as readonly [number, number];
-      const out = new (
-        {
-          INT8: Int8Array,
-          INT16: Int16Array,
-          INT32: Int32Array,
-          UINT8: Uint8Array,
-          UINT16: Uint16Array,
-          UINT32: Uint32Array,
-        } as const
-      )[datatype as 'INT8'](n);
-      for (let i = 0; i < n; i++) {
-        const v = flat[i];
-        if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
-          throw typeError(what, datatype, i, v);
-        }
-        out[i] = v;
-      }
-      return out as unknown as TensorData<D>;
-    }
+
+  const fixed = type;
+  const convert = converterFor(fixed);
+  const shapeMismatch = (): ProtocolError =>
+    new ProtocolError('ELEMENT_COUNT_MISMATCH', `${DATA}: ${SHAPE_MESSAGE}`);
+  let values: (number | bigint)[] | undefined;
+  let out: { [i: number]: number | bigint; length: number } & object;
+  let count = 0;
+  if (nested) {
+    // The leaf count is known only after the walk: collect, then copy into the typed array.
+    values = [];
+    out = values;
+  } else {
+    const capacity = expectedCount === undefined ? json.length : Math.min(expectedCount, json.length);
+    out = new TYPED_ARRAYS[fixed](capacity);
   }
+  const visit = (v: unknown): void => {
+    if (expectedCount !== undefined && count >= expectedCount) throw shapeMismatch();
+    out[count++] = convert(v);
+  };
+  try {
+    if (nested) walkLeaves(json, visit);
+    else for (const v of json as unknown[]) visit(v);
+  } catch (error) {
+    if (error instanceof ProtocolError && error.message === DEPTH_MESSAGE) {
+      throw new ProtocolError('INVALID_VALUE', `${DATA}: ${DEPTH_MESSAGE}`);
+    }
+    throw error;
+  }
+  if (expectedCount !== undefined && count !== expectedCount) throw shapeMismatch();
+  if (values === undefined) return out as unknown as TensorData<D>;
+  const typed = new TYPED_ARRAYS[fixed](values.length);
+  for (let i = 0; i < values.length; i++) typed[i] = values[i] as never;
+  return typed as unknown as TensorData<D>;
 }

@@ -103,6 +103,13 @@ describe('BYTES helpers', () => {
   });
 });
 
+/** `value` nested in `depth` arrays. */
+function nest(depth: number, value: unknown = 1): unknown[] {
+  let v: unknown = value;
+  for (let i = 0; i < depth; i++) v = [v];
+  return v as unknown[];
+}
+
 describe('JSON tensor data', () => {
   it('encodes BOOL as booleans, BYTES as strings and safe 64-bit values as numbers', () => {
     expect(tensorDataToJson('BOOL', new Uint8Array([1, 0]))).toEqual([true, false]);
@@ -133,35 +140,128 @@ describe('JSON tensor data', () => {
       ),
     ).toEqual([1, 2, 3, 4]);
     expect(codeOf(() => tensorDataFromJson('INT32', [1, 2, 3], 4))).toBe('ELEMENT_COUNT_MISMATCH');
-    expect(codeOf(() => tensorDataFromJson('UINT8', [256]))).toBe('INVALID_VALUE');
     expect(codeOf(() => tensorDataFromJson('INT8', [1.5]))).toBe('INVALID_VALUE');
     expect(codeOf(() => tensorDataFromJson('BOOL', [1]))).toBe('INVALID_VALUE');
     expect(codeOf(() => tensorDataFromJson('BYTES', [1]))).toBe('INVALID_VALUE');
     expect(codeOf(() => tensorDataFromJson('UINT64', [-1]))).toBe('INVALID_VALUE');
   });
 
-  it('walks nested data without recursion and refuses nesting deeper than 100, as Triton', () => {
-    const nest = (depth: number): unknown[] => {
-      let v: unknown = 1;
-      for (let i = 0; i < depth; i++) v = [v];
-      return v as unknown[];
+  it("reads elements with TritonJson's type checks and messages, casting to narrower types as Triton", () => {
+    const message = (fn: () => unknown): string => {
+      try {
+        fn();
+      } catch (e) {
+        return (e as Error).message;
+      }
+      return '';
     };
+    // As Triton's C++ casts: in range of the 64-bit read, cut to the element type.
+    expect(Array.from(tensorDataFromJson('UINT8', [256, 300]))).toEqual([0, 44]);
+    expect(Array.from(tensorDataFromJson('INT8', [300, -129]))).toEqual([44, 127]);
+    expect(Array.from(tensorDataFromJson('INT32', [2 ** 31, 2n ** 62n + 5n]))).toEqual([-(2 ** 31), 5]);
+    expect(Array.from(tensorDataFromJson('UINT64', [2n ** 64n - 1n]))).toEqual([2n ** 64n - 1n]);
+    expect(message(() => tensorDataFromJson('UINT16', [-1]))).toBe(
+      "Unable to parse 'data': attempt to access JSON non-unsigned-integer as unsigned-integer",
+    );
+    expect(message(() => tensorDataFromJson('INT64', [2n ** 63n]))).toBe(
+      "Unable to parse 'data': attempt to access JSON non-signed-integer as signed-integer",
+    );
+    expect(message(() => tensorDataFromJson('INT32', [1.5]))).toBe(
+      "Unable to parse 'data': attempt to access JSON non-signed-integer as signed-integer",
+    );
+    expect(message(() => tensorDataFromJson('FP32', ['1']))).toBe(
+      "Unable to parse 'data': attempt to access JSON non-number as double",
+    );
+    expect(message(() => tensorDataFromJson('BOOL', [0]))).toBe(
+      "Unable to parse 'data': attempt to access JSON non-boolean as boolean",
+    );
+    expect(message(() => tensorDataFromJson('BYTES', ['a', 1]))).toBe(
+      'Unable to parse JSON bytes array: attempt to access JSON non-string as string',
+    );
+    expect(message(() => tensorDataFromJson('FP32', 'abc'))).toBe(
+      "Unable to parse 'data': attempt to access JSON non-array as array",
+    );
+  });
+
+  it('reports the first problem in document order, as Triton walks the data', () => {
+    const message = (fn: () => unknown): string => {
+      try {
+        fn();
+      } catch (e) {
+        return (e as Error).message;
+      }
+      return '';
+    };
+    const shape = "Unable to parse 'data': Shape does not match true shape of 'data' field";
+    const deep = nest(150);
+    // One element too many is met before a bad element after it, and before a too-deep array.
+    expect(message(() => tensorDataFromJson('INT32', [1, 2, 'x'], 1))).toBe(shape);
+    expect(message(() => tensorDataFromJson('INT32', [1, 2, deep], 1))).toBe(shape);
+    // A bad element before the first one too many wins.
+    expect(message(() => tensorDataFromJson('INT32', ['x', 2, 3], 1))).toBe(
+      "Unable to parse 'data': attempt to access JSON non-signed-integer as signed-integer",
+    );
+    // Too few elements are found after the walk, so a bad element anywhere wins.
+    expect(message(() => tensorDataFromJson('INT32', [[1], ['x']], 5))).toBe(
+      "Unable to parse 'data': attempt to access JSON non-signed-integer as signed-integer",
+    );
+    expect(message(() => tensorDataFromJson('INT32', [[1], [2]], 5))).toBe(shape);
+    // A too-deep array before a bad element wins.
+    expect(message(() => tensorDataFromJson('INT32', [deep, 'x'], 5))).toBe(
+      "Unable to parse 'data': JSON nesting depth exceeds maximum allowed limit (100)",
+    );
+    // BYTES: the element count is the model's check, not the codec's.
+    expect(bytesToStrings(tensorDataFromJson('BYTES', ['a', 'b', 'c'], 2))).toEqual(['a', 'b', 'c']);
+    expect(message(() => tensorDataFromJson('BYTES', ['a', 'b', 'c'], 2, 'x', 'output'))).toBe(shape);
+  });
+
+  it('walks nested data without recursion and refuses nesting deeper than 100, as Triton', () => {
     expect(Array.from(tensorDataFromJson('INT32', nest(100), 1))).toEqual([1]);
     for (const depth of [101, 100_000]) {
       expect(() => tensorDataFromJson('INT32', nest(depth), 1)).toThrow(
-        'JSON nesting depth exceeds maximum allowed limit (100)',
+        "Unable to parse 'data': JSON nesting depth exceeds maximum allowed limit (100)",
+      );
+      // BYTES sizes its data first (JsonBytesArrayByteSize), whose error has no prefix.
+      expect(() => tensorDataFromJson('BYTES', nest(depth, 'a'), 1)).toThrow(
+        /^JSON nesting depth exceeds maximum allowed limit \(100\)$/,
       );
     }
-    const deepText = `{"a":${'['.repeat(50_000)}1${']'.repeat(50_000)},"b":12345678901234567890}`;
-    expect(codeOf(() => parseJson(deepText))).toBe('MALFORMED_JSON');
   });
 
-  it('names a bad element even when it holds a bigint or is huge (never a throw of its own)', () => {
-    expect(() => tensorDataFromJson('FP32', [{ k: [2n ** 60n] }], 1)).toThrow(
-      `Unable to parse 'data': element 0 of input '' ({"k":[1152921504606846976]}) is not a valid FP32 value`,
+  it('never recurses on a deep element that is an object, even one holding a bigint', () => {
+    let deep: unknown = 2n ** 60n;
+    for (let i = 0; i < 200_000; i++) deep = { k: deep };
+    expect(() => tensorDataFromJson('FP32', [deep], 1)).toThrow(
+      "Unable to parse 'data': attempt to access JSON non-number as double",
     );
     expect(codeOf(() => tensorDataFromJson('FP32', [{ k: 'x'.repeat(10_000) }], 1))).toBe('INVALID_VALUE');
-    expect(() => tensorDataFromJson('FP32', [{ k: 'x'.repeat(10_000) }], 1)).toThrow(/\.\.\.\) is not/);
+  });
+
+  it('parses any nesting depth without recursion, 64-bit integers included, and keeps them exact', () => {
+    const depth = 100_000;
+    const text = `{"a":${'['.repeat(depth)}18446744073709551615${']'.repeat(depth)},"b":12345678901234567890,"c":"12345678901234567890","d":-9007199254740993}`;
+    const started = performance.now();
+    const parsed = parseJson(text) as { a: unknown; b: unknown; c: unknown; d: unknown };
+    expect(performance.now() - started).toBeLessThan(5_000);
+    let inner: unknown = parsed.a;
+    let levels = 0;
+    while (Array.isArray(inner)) {
+      inner = inner[0];
+      levels++;
+    }
+    expect(levels).toBe(depth);
+    expect(inner).toBe(2n ** 64n - 1n);
+    expect(parsed.b).toBe(12345678901234567890n);
+    expect(parsed.c).toBe('12345678901234567890');
+    expect(parsed.d).toBe(-9007199254740993n);
+    // Invalid documents stay invalid (a long literal with leading zeros is not rewritten into a string).
+    expect(codeOf(() => parseJson('[00000000000000000001]'))).toBe('MALFORMED_JSON');
+    expect(codeOf(() => parseJson('[12345678901234567890'))).toBe('MALFORMED_JSON');
+    // A string that looks like the internal mark is just a string.
+    expect(parseJson('["\\u0000abc:12345678901234567890", 12345678901234567890]')).toEqual([
+      '\u0000abc:12345678901234567890',
+      12345678901234567890n,
+    ]);
   });
 
   it('keeps 64-bit integers exact through stringifyJson and parseJson', () => {
