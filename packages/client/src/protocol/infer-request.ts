@@ -3,27 +3,29 @@
  * header plus binary tail; `decodeInferRequest` (server) splits and validates it.
  * @packageDocumentation
  */
-import type { Datatype, TensorData } from './datatypes.js';
+import { DATATYPE_BYTE_SIZE, isDatatype, type Datatype, type TensorData } from './datatypes.js';
 import { ProtocolError } from './errors.js';
 import { tensorDataFromJson, tensorDataToJson } from './json-data.js';
 import { parseJson, stringifyJson } from './json.js';
 import { tensorDataFromBytes, tensorDataToBytes } from './raw.js';
 import {
+  asUInt64,
   concatBytes,
   fromUtf8,
+  hasMember,
   isObject,
   parseHeaderLength,
-  readDatatype,
-  readParameters,
   readInputShape,
   readSharedMemory,
-  readSize,
   readString,
+  readUInt64,
+  unableToParse,
   utf8,
   writeSharedMemory,
   type SharedMemoryRef,
 } from './shared.js';
 import { toTensorData, type TensorValues } from './tensor-data.js';
+import { TRITON_JSON } from './triton-json.js';
 import { elementCount } from './tensor.js';
 import {
   isReservedParameter,
@@ -248,6 +250,7 @@ export interface DecodedInput {
   readonly data: TensorData | undefined;
   /** Where the data came from. */
   readonly source: 'binary' | 'json' | 'shared_memory';
+
   readonly sharedMemory?: SharedMemoryRef;
   readonly parameters: Parameters;
 }
@@ -281,54 +284,178 @@ export interface RawInferRequest {
   readonly data: Uint8Array;
 }
 
-function decodeOutputs(value: unknown): DecodedRequestedOutput[] | undefined {
-  if (value === undefined) return undefined;
-  if (!Array.isArray(value)) throw new ProtocolError('INVALID_FIELD', "Unable to parse 'outputs'");
+/** A request's `[request id: X] ` prefix, as Triton's core puts it before its messages. */
+function requestPrefix(id: string | undefined): string {
+  return id !== undefined && id !== '' ? `[request id: ${id}] ` : '';
+}
+
+/** The scalar members of a tensor's `parameters` (Triton ignores a `parameters` that is not an object). */
+function tensorParameters(value: unknown): Parameters {
+  if (!isObject(value)) return {};
+  const out: Parameters = {};
+  for (const [k, v] of Object.entries(value)) {
+    const t = typeof v;
+    if (t === 'string' || t === 'number' || t === 'bigint' || t === 'boolean')
+      out[k] = v as Parameters[string];
+  }
+  return out;
+}
+
+/**
+ * The request's `parameters`, checked member by member in document order as Triton's
+ * `ParseJsonTritonParams` does, with its messages.
+ */
+function readRequestParameters(parsed: unknown): Parameters {
+  if (!hasMember(parsed, 'parameters')) return {};
+  const value = parsed.parameters;
+  if (!isObject(value)) {
+    throw new ProtocolError(
+      'INVALID_FIELD',
+      `failed to get request params.: ${TRITON_JSON.notObjectMembers}`,
+    );
+  }
+  for (const [key, v] of Object.entries(value)) {
+    switch (key) {
+      case 'sequence_id':
+        if (asUInt64(v) === undefined && typeof v !== 'string')
+          throw unableToParse(key, TRITON_JSON.notString);
+        break;
+      case 'sequence_start':
+      case 'sequence_end':
+      case 'binary_data_output':
+        if (typeof v !== 'boolean') throw unableToParse(key, TRITON_JSON.notBool);
+        break;
+      case 'priority':
+      case 'timeout':
+        readUInt64(v, key);
+        break;
+      default:
+        if (key.startsWith('triton_')) {
+          throw new ProtocolError(
+            'RESERVED_PARAMETER',
+            "parameter keys starting with 'triton_' are reserved for Triton usage and should not be specified.",
+          );
+        }
+        if (
+          typeof v !== 'string' &&
+          typeof v !== 'number' &&
+          typeof v !== 'bigint' &&
+          typeof v !== 'boolean'
+        ) {
+          throw new ProtocolError(
+            'INVALID_FIELD',
+            `parameter '${key}' has invalid type. It should be either 'int', 'bool', or 'string'.`,
+          );
+        }
+    }
+  }
+  return value as Parameters;
+}
+
+/** Triton's `ValidateInputContentType`: exactly one of data, binary_data_size, shared memory. */
+function checkInputContent(raw: unknown): 'data' | 'binary' | 'shared_memory' {
+  const hasData = hasMember(raw, 'data');
+  const params = isObject(raw) ? raw.parameters : undefined;
+  const hasBinary = hasMember(params, 'binary_data_size');
+  const hasShm = hasMember(params, 'shared_memory_region');
+  const set = Number(hasData) + Number(hasBinary) + Number(hasShm);
+  if (set !== 1) {
+    let message =
+      "Input must set only one of the following fields: 'data', 'binary_data_size' in 'parameters', 'shared_memory_region' in 'parameters'. But";
+    if (set === 0) message += ' no field is set';
+    else {
+      message += ' set';
+      if (hasData) message += " 'data'";
+      if (hasBinary) message += " 'binary_data_size'";
+      if (hasShm) message += " 'shared_memory_region'";
+    }
+    throw new ProtocolError('INVALID_FIELD', message);
+  }
+  return hasData ? 'data' : hasBinary ? 'binary' : 'shared_memory';
+}
+
+const INT64_MAX = 0x7fff_ffff_ffff_ffffn;
+
+function decodeOutputs(
+  parsed: Record<string, unknown>,
+  prefix: string,
+): DecodedRequestedOutput[] | undefined {
+  if (!Object.hasOwn(parsed, 'outputs')) return undefined;
+  const value = parsed.outputs;
+  if (!Array.isArray(value)) throw unableToParse('outputs', TRITON_JSON.notArray);
   const seen = new Set<string>();
   return value.map((o: unknown) => {
-    if (!isObject(o)) throw new ProtocolError('INVALID_FIELD', "Unable to parse 'outputs'");
+    // Triton's ValidateOutputParameter, then the name, then the other parameters.
+    const params = isObject(o) ? o.parameters : undefined;
+    if (hasMember(params, 'shared_memory_region')) {
+      if (Object.hasOwn(params, 'classification')) {
+        throw new ProtocolError(
+          'INVALID_FIELD',
+          "Output can't set both 'shared_memory_region' and 'classification'",
+        );
+      }
+      if (Object.hasOwn(params, 'binary_data')) {
+        if (typeof params.binary_data !== 'boolean') {
+          throw new ProtocolError('INVALID_FIELD', `Unable to set 'binary_data': ${TRITON_JSON.notBool}`);
+        }
+        if (params.binary_data) {
+          throw new ProtocolError(
+            'INVALID_FIELD',
+            "Output can't set both 'shared_memory_region' and 'binary_data'",
+          );
+        }
+      }
+    }
     const name = readString(o, 'name');
     if (seen.has(name)) {
-      throw new ProtocolError('DUPLICATE_OUTPUT', `output '${name}' already exists in request`);
+      throw new ProtocolError('DUPLICATE_OUTPUT', `${prefix}output '${name}' already exists in request`);
     }
     seen.add(name);
-    const where = `output '${name}'`;
-    const parameters = readParameters(o.parameters, where);
     const out: {
       name: string;
       parameters: Parameters;
       binaryData?: boolean;
       classCount?: number;
       sharedMemory?: SharedMemoryRef;
-    } = { name, parameters };
-    if (parameters.binary_data !== undefined) {
-      if (typeof parameters.binary_data !== 'boolean') {
-        throw new ProtocolError('INVALID_FIELD', "Unable to parse 'binary_data'");
+    } = { name, parameters: tensorParameters(params) };
+    if (hasMember(params, 'classification')) {
+      const n = asUInt64(params.classification);
+      if (n === undefined) {
+        throw new ProtocolError('INVALID_FIELD', `Unable to set 'classification': ${TRITON_JSON.notUInt}`);
       }
-      out.binaryData = parameters.binary_data;
+      if (n !== 0) out.classCount = Number(n);
     }
-    if (parameters.classification !== undefined) {
-      const n = readSize(parameters.classification, 'classification');
-      if (n !== 0) out.classCount = n;
+    const shm = readSharedMemory(params);
+    if (shm !== undefined) {
+      out.sharedMemory = shm;
+    } else if (hasMember(params, 'binary_data')) {
+      if (typeof params.binary_data !== 'boolean') throw unableToParse('binary_data', TRITON_JSON.notBool);
+      out.binaryData = params.binary_data;
     }
-    const shm = readSharedMemory(parameters, where);
-    if (shm !== undefined) out.sharedMemory = shm;
     return out;
   });
 }
 
 /**
- * Decodes an HTTP inference request body (server side): splits at `Inference-Header-Content-Length`,
- * parses the JSON (64-bit integers kept exact), validates every input, and slices the binary tail
- * per input in input order. The body must already be decompressed.
+ * Decodes an HTTP inference request body (server side) the way Triton's HTTP front end does, in its
+ * order and with its messages: splits at `Inference-Header-Content-Length`, parses the JSON (64-bit
+ * integers kept exact, no recursion on nesting), reads `id`, then the request `parameters`, then each
+ * input (content fields, `name`, `datatype`, `shape`, duplicates, binary / shared-memory / JSON
+ * data), then checks that the binary tail was used up, then the requested outputs. The body must
+ * already be decompressed.
  *
- * A header value of `0` means a raw binary request: `{ kind: 'raw' }` is returned and the server
- * builds the single input from the model's config (shape deduction and batch dim are model facts).
+ * A header value of `0`, or an empty body without the header, means a raw binary request:
+ * `{ kind: 'raw' }` is returned and the server builds the single input from the model's config
+ * (shape deduction and batch dim are model facts).
+ *
+ * What Triton checks later against the model is left to the server: the byte size of binary and
+ * shared-memory data, the string count of BYTES, and the shared-memory regions themselves.
  * @param headerLength - the raw `Inference-Header-Content-Length` header value, if any.
  * @param options.modelName - the model the request is for; Triton names it in size errors.
  * @throws ProtocolError with a stable `code` and a message fit for the HTTP error body (status 400),
- *   worded like Triton's ("Unable to parse 'inputs'", "unexpected additional input data for model
- *   'm'", "failed to parse the request JSON buffer: …", …).
+ *   worded like Triton's ("Unable to parse 'inputs': attempt to access non-existing object member
+ *   'inputs'", "unexpected additional input data for model 'm'", "failed to parse the request JSON
+ *   buffer: …", …).
  */
 export function decodeInferRequest(
   body: Uint8Array,
@@ -337,35 +464,74 @@ export function decodeInferRequest(
 ): DecodedInferRequest | RawInferRequest {
   const model = options.modelName ?? '';
   const jsonLength = parseHeaderLength(headerLength, body.byteLength);
-  if (jsonLength === 0) return { kind: 'raw', data: body };
+  // Without the header the JSON is the whole body, so an empty body is a raw request (as in Triton).
+  if (jsonLength === 0 || (jsonLength === undefined && body.byteLength === 0))
+    return { kind: 'raw', data: body };
   const jsonEnd = jsonLength ?? body.byteLength;
   const parsed = parseJson(fromUtf8(body.subarray(0, jsonEnd)), 'the request JSON buffer');
-  if (!isObject(parsed)) throw new ProtocolError('INVALID_FIELD', "Unable to parse 'inputs'");
-  if (parsed.id !== undefined && typeof parsed.id !== 'string') {
-    throw new ProtocolError('INVALID_FIELD', "Unable to parse 'id'");
+
+  let id: string | undefined;
+  if (hasMember(parsed, 'id')) {
+    if (typeof parsed.id !== 'string') throw unableToParse('id', TRITON_JSON.notString);
+    id = parsed.id;
   }
-  const parameters = readParameters(parsed.parameters, 'the request');
-  if (!Array.isArray(parsed.inputs)) throw new ProtocolError('INVALID_FIELD', "Unable to parse 'inputs'");
-  const outputs = decodeOutputs(parsed.outputs);
+  const prefix = requestPrefix(id);
+  const parameters = readRequestParameters(parsed);
+  if (!hasMember(parsed, 'inputs')) throw unableToParse('inputs', TRITON_JSON.missing('inputs'));
+  if (!Array.isArray(parsed.inputs)) throw unableToParse('inputs', TRITON_JSON.notArray);
 
   let offset = jsonEnd;
+  const names = new Set<string>();
   const inputs = parsed.inputs.map((raw: unknown): DecodedInput => {
-    if (!isObject(raw)) throw new ProtocolError('INVALID_FIELD', "Unable to parse 'inputs'");
+    const content = checkInputContent(raw);
     const name = readString(raw, 'name');
-    const where = `input '${name}'`;
-    const datatype = readDatatype(raw, 'input', name);
-    const shape = readInputShape(raw, name, datatype);
-    const params = readParameters(raw.parameters, where);
-    // With a negative dim there is no count to check data against; the model checks refuse it.
-    const count = shape.some((d) => d < 0) ? undefined : elementCount(shape);
-    const shm = readSharedMemory(params, where);
-    if (shm !== undefined) {
-      if (raw.data !== undefined || params.binary_data_size !== undefined) {
-        throw new ProtocolError('INVALID_FIELD', `${where} has both shared memory and data`);
+    const datatypeText = readString(raw, 'datatype');
+    const { dims: shape, exact, count } = readInputShape(raw as Record<string, unknown>);
+    if (names.has(name)) {
+      throw new ProtocolError('INVALID_FIELD', `${prefix}input '${name}' already exists in request`);
+    }
+    names.add(name);
+    const input = raw as Record<string, unknown>;
+    const params = tensorParameters(input.parameters);
+    // Binary and shared-memory data are sized against the shape by the model checks; a shape whose
+    // element count overflows int64 cannot be sized at all (protocol.md §6.1).
+    const tooManyElements = (): ProtocolError =>
+      new ProtocolError('INVALID_VALUE', `input '${name}' has too many elements of datatype ${datatypeText}`);
+    if (content === 'binary') {
+      const size = readUInt64(
+        (input.parameters as Record<string, unknown>).binary_data_size,
+        'binary_data_size',
+      );
+      if (!isDatatype(datatypeText)) {
+        throw new ProtocolError('UNKNOWN_DATATYPE', `invalid datatype for input ${name}`);
       }
+      if (count === undefined) throw tooManyElements();
+      if (typeof size === 'bigint' || offset + size > body.byteLength) {
+        throw new ProtocolError(
+          'BINARY_SIZE_MISMATCH',
+          `unexpected size for input '${name}', expecting ${BigInt(offset) + BigInt(size) - BigInt(body.byteLength)} additional bytes for model '${model}'`,
+        );
+      }
+      const bytes = body.subarray(offset, offset + size);
+      offset += size;
       return {
         name,
-        datatype,
+        datatype: datatypeText,
+        shape,
+        data: decodeBinaryInput(datatypeText, bytes, name, count, model, prefix),
+        source: 'binary',
+        parameters: params,
+      };
+    }
+    if (content === 'shared_memory') {
+      const shm = readSharedMemory(input.parameters) as SharedMemoryRef;
+      if (!isDatatype(datatypeText)) {
+        throw new ProtocolError('UNKNOWN_DATATYPE', `invalid datatype for input ${name}`);
+      }
+      if (count === undefined) throw tooManyElements();
+      return {
+        name,
+        datatype: datatypeText,
         shape,
         data: undefined,
         source: 'shared_memory',
@@ -373,45 +539,72 @@ export function decodeInferRequest(
         parameters: params,
       };
     }
-    if (params.binary_data_size !== undefined) {
-      if (raw.data !== undefined) {
-        throw new ProtocolError('INVALID_FIELD', `${where} has both 'data' and 'binary_data_size'`);
-      }
-      const size = readSize(params.binary_data_size, 'binary_data_size');
-      if (size > 0 && jsonLength === undefined) {
-        throw new ProtocolError(
-          'INVALID_HEADER_LENGTH',
-          "must specify valid 'Infer-Header-Content-Length' in request header and 'binary_data_size' when passing inputs in binary data format",
-        );
-      }
-      if (offset + size > body.byteLength) {
-        throw new ProtocolError(
-          'BINARY_SIZE_MISMATCH',
-          `unexpected size for input '${name}', expecting ${offset + size - body.byteLength} additional bytes for model '${model}'`,
-        );
-      }
-      const data = tensorDataFromBytes(datatype, body.subarray(offset, offset + size), count, where);
-      offset += size;
-      return { name, datatype, shape, data, source: 'binary', parameters: params };
+    // JSON data. As Triton, nothing about `data` is looked at when the shape has no elements.
+    if (count === undefined) {
+      throw new ProtocolError(
+        'INVALID_VALUE',
+        `input '${name}' with shape [${exact.join(',')}] causes total element count to exceed maximum size of ${INT64_MAX}`,
+      );
     }
-    if (raw.data === undefined) {
-      throw new ProtocolError('INVALID_FIELD', `${where} has no 'data', 'binary_data_size' or shared memory`);
+    if (!isDatatype(datatypeText)) {
+      if (count !== 0n && !Array.isArray(input.data)) throw unableToParse('data', TRITON_JSON.notArray);
+      throw new ProtocolError('UNKNOWN_DATATYPE', `invalid datatype for input ${name}`);
     }
-    const data = tensorDataFromJson(datatype, raw.data, count, name, 'input');
+    const datatype = datatypeText;
+    if (count === 0n) {
+      return { name, datatype, shape, data: emptyTensorData(datatype), source: 'json', parameters: params };
+    }
+    if (datatype !== 'BYTES' && count * BigInt(DATATYPE_BYTE_SIZE[datatype]) > INT64_MAX) {
+      throw new ProtocolError(
+        'INVALID_VALUE',
+        `byte size overflow for input '${name}': ${count} elements of ${datatype} exceed the maximum byte size of ${INT64_MAX}`,
+      );
+    }
+    const data = tensorDataFromJson(datatype, input.data, Number(count), name, 'input');
     return { name, datatype, shape, data, source: 'json', parameters: params };
   });
   if (offset !== body.byteLength) {
     throw new ProtocolError('BINARY_SIZE_MISMATCH', `unexpected additional input data for model '${model}'`);
   }
+  const outputs = decodeOutputs(parsed, prefix);
   const result: DecodedInferRequest = {
     kind: 'json',
     parameters,
     inputs,
     outputs,
     json: parsed as unknown as InferRequestJson,
-    ...(typeof parsed.id === 'string' ? { id: parsed.id } : {}),
+    ...(id !== undefined ? { id } : {}),
   };
   return result;
+}
+
+/** Empty tensor data of a datatype (an input whose shape has no elements). */
+function emptyTensorData(datatype: Datatype): TensorData {
+  return datatype === 'BYTES' ? [] : tensorDataFromBytes(datatype, new Uint8Array(0));
+}
+
+/**
+ * The data of a binary input. Its element count against the shape is the model's check (Triton's
+ * core makes it after the datatype and shape checks); only bytes that do not even divide into
+ * elements are refused here, with the core's message.
+ */
+function decodeBinaryInput(
+  datatype: Datatype,
+  bytes: Uint8Array,
+  name: string,
+  count: bigint,
+  model: string,
+  prefix: string,
+): TensorData {
+  if (datatype === 'BYTES') return tensorDataFromBytes('BYTES', bytes, undefined, `input '${name}'`);
+  const size = DATATYPE_BYTE_SIZE[datatype];
+  if (bytes.byteLength % size !== 0) {
+    throw new ProtocolError(
+      'BINARY_SIZE_MISMATCH',
+      `${prefix}input byte size mismatch for input '${name}' for model '${model}'. Expected ${count * BigInt(size)}, got ${bytes.byteLength}`,
+    );
+  }
+  return tensorDataFromBytes(datatype, bytes);
 }
 
 /**

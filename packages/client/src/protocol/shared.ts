@@ -4,6 +4,7 @@
  */
 import { isDatatype, type Datatype } from './datatypes.js';
 import { ProtocolError } from './errors.js';
+import { TRITON_JSON } from './triton-json.js';
 import type { Parameters } from './wire.js';
 
 /** A tensor placed in a registered shared-memory region instead of the body. */
@@ -81,11 +82,46 @@ export function readParameters(value: unknown, where: string): Parameters {
   return value as Parameters;
 }
 
-/** Reads a required string field ("Unable to parse 'name'" otherwise, as Triton says). */
-export function readString(obj: Record<string, unknown>, key: string): string {
+/** True when `obj` is a JSON object that has the member `key` (TritonJson's `Find`). */
+export function hasMember(obj: unknown, key: string): obj is Record<string, unknown> {
+  return isObject(obj) && Object.hasOwn(obj, key);
+}
+
+/** Triton's `RETURN_MSG_IF_ERR(…, "Unable to parse '<what>'")` around a TritonJson message. */
+export function unableToParse(what: string, detail: string): ProtocolError {
+  return new ProtocolError('INVALID_FIELD', `Unable to parse '${what}': ${detail}`);
+}
+
+/**
+ * Reads a required string member as TritonJson's `MemberAsString` does, with Triton's wording:
+ * "Unable to parse 'name': attempt to access non-existing object member 'name'" / "…: attempt to
+ * access JSON non-string as string".
+ */
+export function readString(obj: unknown, key: string): string {
+  if (!hasMember(obj, key)) throw unableToParse(key, TRITON_JSON.missing(key));
   const v = obj[key];
-  if (typeof v !== 'string') throw new ProtocolError('INVALID_FIELD', `Unable to parse '${key}'`);
+  if (typeof v !== 'string') throw unableToParse(key, TRITON_JSON.notString);
   return v;
+}
+
+/**
+ * A JSON value as TritonJson's `AsUInt` reads it: an integer in [0, 2^64 − 1], exact (`bigint` when
+ * beyond 2^53 − 1); `undefined` for anything else.
+ */
+export function asUInt64(value: unknown): number | bigint | undefined {
+  if (typeof value === 'bigint') {
+    if (value < 0n || value > 0xffff_ffff_ffff_ffffn) return undefined;
+    return value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : value;
+  }
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return value;
+  return undefined;
+}
+
+/** Reads a uint64 as Triton does ("Unable to parse '<what>': attempt to access JSON non-unsigned-integer as unsigned-integer"). */
+export function readUInt64(value: unknown, what: string): number | bigint {
+  const n = asUInt64(value);
+  if (n === undefined) throw unableToParse(what, TRITON_JSON.notUInt);
+  return n;
 }
 
 /** Reads a datatype field ("invalid datatype for input X" for an unknown one, as Triton says). */
@@ -95,15 +131,14 @@ export function readDatatype(obj: Record<string, unknown>, side: 'input' | 'outp
   return v;
 }
 
-/** Reads a shape field: an array of non-negative safe integers ("Unable to parse 'shape'" otherwise). */
+/** Reads a response's shape: an array of non-negative safe integers ("Unable to parse 'shape': …" otherwise). */
 export function readShape(obj: Record<string, unknown>): number[] {
+  if (!hasMember(obj, 'shape')) throw unableToParse('shape', TRITON_JSON.missing('shape'));
   const v = obj.shape;
-  if (!Array.isArray(v)) throw new ProtocolError('INVALID_FIELD', "Unable to parse 'shape'");
+  if (!Array.isArray(v)) throw unableToParse('shape', TRITON_JSON.notArray);
   return v.map((d: unknown) => {
-    const n = typeof d === 'bigint' ? Number(d) : d;
-    if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) {
-      throw new ProtocolError('INVALID_FIELD', "Unable to parse 'shape'");
-    }
+    const n = asUInt64(d);
+    if (typeof n !== 'number') throw unableToParse('shape', TRITON_JSON.notUInt);
     return n;
   });
 }
@@ -123,45 +158,63 @@ export function readSize(value: unknown, name: string): number {
 
 const INT64_MAX = 0x7fff_ffff_ffff_ffffn;
 
-/**
- * Reads an input's shape as Triton does (int64 dims): a negative dim is kept for the model checks to
- * refuse; an element count that overflows int64 is refused with Triton's message.
- */
-export function readInputShape(obj: Record<string, unknown>, name: string, datatype: string): number[] {
-  const v = obj.shape;
-  if (!Array.isArray(v)) throw new ProtocolError('INVALID_FIELD', "Unable to parse 'shape'");
-  let count = 1n;
-  const dims = v.map((d: unknown) => {
-    const big =
-      typeof d === 'bigint' ? d : typeof d === 'number' && Number.isInteger(d) ? BigInt(d) : undefined;
-    if (big === undefined || big > INT64_MAX || big < -INT64_MAX - 1n) {
-      throw new ProtocolError('INVALID_FIELD', "Unable to parse 'shape'");
-    }
-    count *= big < 0n ? -big : big;
-    return Number(big);
-  });
-  if (count > INT64_MAX) {
-    throw new ProtocolError('INVALID_VALUE', `input '${name}' has too many elements of datatype ${datatype}`);
-  }
-  return dims;
+/** An input's shape as Triton's HTTP front end reads it. */
+export interface InputShape {
+  /** The dims (a dim beyond 2^53 − 1 is not exact; such a shape is always refused later). */
+  readonly dims: number[];
+  /** The dims as sent, exact (for messages). */
+  readonly exact: readonly (number | bigint)[];
+  /** The element count, or `undefined` when it exceeds int64 (or a dim does). */
+  readonly count: bigint | undefined;
 }
 
-/** Reads shared-memory parameters; both region and byte size or neither. */
-export function readSharedMemory(params: Parameters, where: string): SharedMemoryRef | undefined {
-  const region = params.shared_memory_region;
-  const byteSize = params.shared_memory_byte_size;
-  if (region === undefined && byteSize === undefined) return undefined;
-  if (typeof region !== 'string' || byteSize === undefined) {
-    throw new ProtocolError(
-      'INVALID_FIELD',
-      `${where} must specify both 'shared_memory_region' and 'shared_memory_byte_size'`,
-    );
+/**
+ * Reads an input's `shape` as Triton does: every dim a uint64 ("Unable to parse 'shape': attempt to
+ * access JSON non-unsigned-integer as unsigned-integer" for a negative or fractional one). The
+ * element count is computed exactly; what an overflow means is decided by the caller (Triton reports
+ * it where the count is needed).
+ */
+export function readInputShape(obj: Record<string, unknown>): InputShape {
+  if (!hasMember(obj, 'shape')) throw unableToParse('shape', TRITON_JSON.missing('shape'));
+  const v = obj.shape;
+  if (!Array.isArray(v)) throw unableToParse('shape', TRITON_JSON.notArray);
+  let count: bigint | undefined = 1n;
+  const exact = v.map((d: unknown) => {
+    const n = asUInt64(d);
+    if (n === undefined) throw unableToParse('shape', TRITON_JSON.notUInt);
+    const big = BigInt(n);
+    if (count !== undefined) count = big > INT64_MAX ? undefined : count * big;
+    return n;
+  });
+  const dims = exact.map(Number);
+  // A zero dim makes the count 0 whatever the other dims are.
+  if (dims.includes(0)) count = 0n;
+  else if (count !== undefined && count > INT64_MAX) count = undefined;
+  return { dims, exact, count };
+}
+
+/**
+ * Reads shared-memory parameters as Triton's `CheckSharedMemoryData` does: a `shared_memory_region`
+ * string makes the tensor a shared-memory one; `shared_memory_offset` and `shared_memory_byte_size`
+ * are uint64 and default to 0. Values are exact (`bigint` beyond 2^53 − 1) so that the region
+ * checks can report them as Triton does.
+ */
+export function readSharedMemory(params: unknown): SharedMemoryRef | undefined {
+  if (!isObject(params)) return undefined;
+  let region: string | undefined;
+  if (Object.hasOwn(params, 'shared_memory_region')) {
+    const v = params.shared_memory_region;
+    if (typeof v !== 'string') throw unableToParse('shared_memory_region', TRITON_JSON.notString);
+    region = v;
   }
-  const size = readSize(byteSize, 'shared_memory_byte_size');
-  const offset = params.shared_memory_offset;
-  return offset === undefined
-    ? { region, byteSize: size }
-    : { region, byteSize: size, offset: readSize(offset, 'shared_memory_offset') };
+  const offset = Object.hasOwn(params, 'shared_memory_offset')
+    ? readUInt64(params.shared_memory_offset, 'shared_memory_offset')
+    : 0;
+  const byteSize = Object.hasOwn(params, 'shared_memory_byte_size')
+    ? readUInt64(params.shared_memory_byte_size, 'shared_memory_byte_size')
+    : 0;
+  if (region === undefined) return undefined;
+  return offset === 0 ? { region, byteSize } : { region, byteSize, offset };
 }
 
 /** Writes shared-memory parameters the way the Python client does (offset only when not 0). */

@@ -129,8 +129,9 @@ describe('decodeInferRequest', () => {
     expect(failure(() => decodeInferRequest(simpleBody, 'abc')).message).toBe(
       'Unable to parse Inference-Header-Content-Length, got: abc',
     );
-    expect(failure(() => decodeInferRequest(utf8(simpleHeader))).message).toContain(
-      "must specify valid 'Infer-Header-Content-Length'",
+    // Without the header the whole body is JSON, so the binary input finds no bytes (as Triton says).
+    expect(failure(() => decodeInferRequest(utf8(simpleHeader), undefined, { modelName: 'm' })).message).toBe(
+      "unexpected size for input 'A', expecting 8 additional bytes for model 'm'",
     );
     expect(failure(() => decodeInferRequest(utf8('{"inputs":'))).message).toMatch(
       /^failed to parse the request JSON buffer: /,
@@ -141,7 +142,7 @@ describe('decodeInferRequest', () => {
       ).message,
     ).toBe("Unable to parse 'data': Shape does not match true shape of 'data' field");
     expect(failure(() => decodeInferRequest(utf8('{"outputs":[]}'))).message).toBe(
-      "Unable to parse 'inputs'",
+      "Unable to parse 'inputs': attempt to access non-existing object member 'inputs'",
     );
     expect(
       failure(() =>
@@ -216,6 +217,193 @@ describe('decodeInferRequest', () => {
     const all = decodeInferRequest(utf8('{"inputs":[],"parameters":{"binary_data_output":true}}'));
     expect(outputWantsBinary(all, 'A')).toBe(true);
     expect(outputWantsBinary(decodeInferRequest(utf8('{"inputs":[]}')), 'A')).toBe(false);
+  });
+});
+
+describe('decodeInferRequest, as Triton reads a request (http_server.cc, triton_json.h)', () => {
+  const message = (json: string, header?: string): string =>
+    failure(() => decodeInferRequest(utf8(json), header, { modelName: 'm' })).message;
+  const input = (fields: string) => `{"inputs":[{${fields}}]}`;
+
+  it("adds TritonJson's reason to every 'Unable to parse' message", () => {
+    expect(message('[1,2]')).toBe(
+      "Unable to parse 'inputs': attempt to access non-existing object member 'inputs'",
+    );
+    expect(message('{"inputs":{}}')).toBe(
+      "Unable to parse 'inputs': attempt to access JSON non-array as array",
+    );
+    expect(message('{"id":5,"inputs":[]}')).toBe(
+      "Unable to parse 'id': attempt to access JSON non-string as string",
+    );
+    expect(message(input('"shape":[1],"datatype":"FP32","data":[1]'))).toBe(
+      "Unable to parse 'name': attempt to access non-existing object member 'name'",
+    );
+    expect(message(input('"name":7,"shape":[1],"datatype":"FP32","data":[1]'))).toBe(
+      "Unable to parse 'name': attempt to access JSON non-string as string",
+    );
+    expect(message(input('"name":"A","shape":[1],"data":[1]'))).toBe(
+      "Unable to parse 'datatype': attempt to access non-existing object member 'datatype'",
+    );
+    expect(message(input('"name":"A","shape":"1","datatype":"FP32","data":[1]'))).toBe(
+      "Unable to parse 'shape': attempt to access JSON non-array as array",
+    );
+    expect(message(input('"name":"A","shape":[1],"datatype":"FP32","data":{}'))).toBe(
+      "Unable to parse 'data': attempt to access JSON non-array as array",
+    );
+    expect(
+      message(input('"name":"A","shape":[1],"datatype":"FP32","parameters":{"binary_data_size":-1}')),
+    ).toBe(
+      "Unable to parse 'binary_data_size': attempt to access JSON non-unsigned-integer as unsigned-integer",
+    );
+    expect(
+      message(input('"name":"A","shape":[1],"datatype":"FP32","parameters":{"shared_memory_region":1}')),
+    ).toBe("Unable to parse 'shared_memory_region': attempt to access JSON non-string as string");
+  });
+
+  it('refuses a negative or fractional dimension as Triton reads shape dims (uint64)', () => {
+    for (const dims of ['[2,-5]', '[-1,1]', '[1.5]', '["1"]', '[18446744073709551616]']) {
+      expect(message(input(`"name":"A","shape":${dims},"datatype":"FP32","data":[1]`))).toBe(
+        "Unable to parse 'shape': attempt to access JSON non-unsigned-integer as unsigned-integer",
+      );
+    }
+  });
+
+  it('refuses element counts and byte sizes past int64 for JSON data, keeping 64-bit dims exact', () => {
+    expect(message(input('"name":"A","shape":[16,1152921504606846978],"datatype":"FP32","data":[1]'))).toBe(
+      "input 'A' with shape [16,1152921504606846978] causes total element count to exceed maximum size of 9223372036854775807",
+    );
+    expect(message(input('"name":"A","shape":[9223372036854775808],"datatype":"FP32","data":[1]'))).toMatch(
+      /causes total element count to exceed maximum size of 9223372036854775807$/,
+    );
+    expect(message(input('"name":"A","shape":[4,1152921504606846978],"datatype":"FP32","data":[1]'))).toMatch(
+      /^byte size overflow for input 'A'/,
+    );
+    // Binary and shared-memory data cannot be sized against such a shape (protocol.md §6.1).
+    expect(
+      message(
+        input(
+          '"name":"A","shape":[4294967296,4294967296],"datatype":"FP32","parameters":{"binary_data_size":0}',
+        ),
+      ),
+    ).toBe("input 'A' has too many elements of datatype FP32");
+    // A zero dim makes the count 0 and, as in Triton, 'data' is not looked at.
+    const decoded = decodeInferRequest(
+      utf8(input('"name":"A","shape":[0,1152921504606846978],"datatype":"FP32","data":"x"')),
+    );
+    expect(decoded.kind === 'json' && decoded.inputs[0]?.data?.length).toBe(0);
+  });
+
+  it("checks an input's content fields with Triton's ValidateInputContentType", () => {
+    const base =
+      "Input must set only one of the following fields: 'data', 'binary_data_size' in 'parameters', 'shared_memory_region' in 'parameters'. But";
+    expect(message(input('"name":"A","shape":[1],"datatype":"FP32"'))).toBe(`${base} no field is set`);
+    expect(message('{"inputs":[5]}')).toBe(`${base} no field is set`);
+    expect(
+      message(
+        input(
+          '"name":"A","shape":[1],"datatype":"FP32","data":[1],"parameters":{"binary_data_size":4,"shared_memory_region":"r"}',
+        ),
+      ),
+    ).toBe(`${base} set 'data' 'binary_data_size' 'shared_memory_region'`);
+  });
+
+  it("reads the request parameters first, in document order, with Triton's messages", () => {
+    const withParams = (params: string) => `{"parameters":${params},"inputs":[{"name":"A"}]}`;
+    expect(message(withParams('{"priority":-1}'))).toBe(
+      "Unable to parse 'priority': attempt to access JSON non-unsigned-integer as unsigned-integer",
+    );
+    expect(message(withParams('{"timeout":1.5}'))).toBe(
+      "Unable to parse 'timeout': attempt to access JSON non-unsigned-integer as unsigned-integer",
+    );
+    expect(message(withParams('{"sequence_start":1}'))).toBe(
+      "Unable to parse 'sequence_start': attempt to access JSON non-boolean as boolean",
+    );
+    expect(message(withParams('{"binary_data_output":"yes"}'))).toBe(
+      "Unable to parse 'binary_data_output': attempt to access JSON non-boolean as boolean",
+    );
+    expect(message(withParams('{"sequence_id":-1}'))).toBe(
+      "Unable to parse 'sequence_id': attempt to access JSON non-string as string",
+    );
+    expect(message(withParams('{"x":1,"triton_y":true,"priority":-1}'))).toBe(
+      "parameter keys starting with 'triton_' are reserved for Triton usage and should not be specified.",
+    );
+    expect(message(withParams('{"x":[1]}'))).toBe(
+      "parameter 'x' has invalid type. It should be either 'int', 'bool', or 'string'.",
+    );
+    expect(message(withParams('[]'))).toBe(
+      'failed to get request params.: attempt to get members for non-object',
+    );
+  });
+
+  it('reads inputs before outputs, checks the tail before outputs, and names duplicates with the request id', () => {
+    const badInput = '{"name":"A","shape":[1],"datatype":"FP32","data":["x"]}';
+    expect(message(`{"outputs":5,"inputs":[${badInput}]}`)).toBe(
+      "Unable to parse 'data': attempt to access JSON non-number as double",
+    );
+    const a = '{"name":"A","shape":[1],"datatype":"FP32","data":[1]}';
+    expect(message(`{"id":"r1","inputs":[${a},${a}]}`)).toBe(
+      "[request id: r1] input 'A' already exists in request",
+    );
+    expect(message(`{"id":"r1","inputs":[${a}],"outputs":[{"name":"X"},{"name":"X"}]}`)).toBe(
+      "[request id: r1] output 'X' already exists in request",
+    );
+    expect(message(`{"inputs":[${a}],"outputs":[{"parameters":{"classification":-2}, "name":"X"}]}`)).toBe(
+      "Unable to set 'classification': attempt to access JSON non-unsigned-integer as unsigned-integer",
+    );
+    expect(message(`{"inputs":[${a}],"outputs":[{"name":"X","parameters":{"binary_data":1}}]}`)).toBe(
+      "Unable to parse 'binary_data': attempt to access JSON non-boolean as boolean",
+    );
+    expect(
+      message(
+        `{"inputs":[${a}],"outputs":[{"name":"X","parameters":{"shared_memory_region":"r","classification":1}}]}`,
+      ),
+    ).toBe("Output can't set both 'shared_memory_region' and 'classification'");
+    expect(
+      message(
+        `{"inputs":[${a}],"outputs":[{"name":"X","parameters":{"shared_memory_region":"r","binary_data":true}}]}`,
+      ),
+    ).toBe("Output can't set both 'shared_memory_region' and 'binary_data'");
+    expect(message(`{"inputs":[${a}],"outputs":{}}`)).toBe(
+      "Unable to parse 'outputs': attempt to access JSON non-array as array",
+    );
+  });
+
+  it('keeps shared-memory offsets and sizes exact up to 2^64 - 1, defaulting to 0', () => {
+    const decoded = decodeInferRequest(
+      utf8(
+        '{"inputs":[{"name":"A","shape":[1],"datatype":"FP32","parameters":{"shared_memory_region":"r","shared_memory_offset":18446744073709551615}}],' +
+          '"outputs":[{"name":"X","parameters":{"shared_memory_region":"r","shared_memory_byte_size":18446744073709551614}}]}',
+      ),
+    );
+    if (decoded.kind !== 'json') throw new Error('expected json');
+    expect(decoded.inputs[0]?.sharedMemory).toEqual({ region: 'r', byteSize: 0, offset: 2n ** 64n - 1n });
+    expect(decoded.outputs?.[0]?.sharedMemory).toEqual({ region: 'r', byteSize: 2n ** 64n - 2n });
+  });
+
+  it('leaves the element count of binary data to the model, refusing only partial elements', () => {
+    const header =
+      '{"inputs":[{"name":"A","shape":[4],"datatype":"FP32","parameters":{"binary_data_size":8}}]}';
+    const decoded = decodeInferRequest(
+      new Uint8Array([...utf8(header), ...new Uint8Array(8)]),
+      String(utf8(header).length),
+    );
+    expect(decoded.kind === 'json' && decoded.inputs[0]?.data?.length).toBe(2);
+    const partial = header.replace('"binary_data_size":8', '"binary_data_size":7');
+    expect(
+      failure(() =>
+        decodeInferRequest(
+          new Uint8Array([...utf8(partial), ...new Uint8Array(7)]),
+          String(utf8(partial).length),
+          {
+            modelName: 'm',
+          },
+        ),
+      ).message,
+    ).toBe("input byte size mismatch for input 'A' for model 'm'. Expected 16, got 7");
+  });
+
+  it('treats an empty body without the header as a raw request, as Triton does', () => {
+    expect(decodeInferRequest(new Uint8Array(0)).kind).toBe('raw');
   });
 });
 

@@ -52,7 +52,10 @@ function uintParam(params: Readonly<Record<string, ParameterValue>>, key: string
   if (v === undefined) return undefined;
   const n = typeof v === 'bigint' ? Number(v) : v;
   if (typeof n !== 'number' || !Number.isInteger(n) || n < 0) {
-    throw invalidArg(`parameter '${key}' must be an unsigned integer`);
+    // Triton's HTTP front end reads these as uint64 (TritonJson's wording).
+    throw invalidArg(
+      `Unable to parse '${key}': attempt to access JSON non-unsigned-integer as unsigned-integer`,
+    );
   }
   return n;
 }
@@ -192,6 +195,12 @@ export function prepareRequest(
   const priority = uintParam(params, 'priority') ?? 0;
   const timeoutUs = uintParam(params, 'timeout');
 
+  // Shared-memory references are resolved while Triton's front end reads the request, before the
+  // model checks: inputs, then requested outputs.
+  for (const t of [...request.inputs, ...(request.outputs ?? [])]) {
+    if (t.sharedMemory !== undefined) options.sharedMemory.check(t.sharedMemory);
+  }
+
   // Inputs (a raw binary request carries exactly one, deduced from the config).
   let inputs: readonly CoreInferInput[] = request.inputs;
   if (request.rawInput !== undefined) {
@@ -245,16 +254,6 @@ export function prepareRequest(
     throw invalidArg(
       `${prefix}expected ${config.input.length} inputs but got ${inputs.length} inputs for model '${model}'. Got input(s) ${quoteList(inputs.map((i) => i.name))}, but missing required input(s) ${quoteList(missingRequired.map((i) => i.name))}. Please provide all required input(s).`,
     );
-  }
-
-  // A negative dimension (JSON shapes are int64) is a wildcard the request must resolve: Triton's
-  // message, before anything computes a size from it.
-  for (const input of inputs) {
-    if (input.shape.some((d) => d < 0)) {
-      throw invalidArg(
-        `${prefix}All input dimensions should be specified for input '${input.name}' for model '${model}', got ${dimsToString(input.shape)}`,
-      );
-    }
   }
 
   // Batch size.

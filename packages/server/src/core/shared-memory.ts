@@ -32,15 +32,17 @@ const SHM_DIR = '/dev/shm';
 /** Keys Triton keeps for its Python backend's own regions. */
 const RESERVED_KEY_PREFIX = 'triton_python_backend_shm_region_';
 
+const UINT64_MAX = 0xffff_ffff_ffff_ffffn;
+
 /** Triton's refusal while client shared memory is disabled. */
 export const CLIENT_SHM_DISABLED =
   "Client shared memory is disabled. Start the server with '--allow-client-shm=true' to enable.";
 
 /** A uint64 field of a register request; values beyond 2^53 come back inexact (beyond any object). */
-function nonNegativeInt(value: unknown, what: string): number {
+function nonNegativeInt(value: unknown): number {
   if (typeof value === 'bigint' && value >= 0n && value <= 0xffff_ffff_ffff_ffffn) return Number(value);
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
-    throw invalidArg(`${what} must be a non-negative integer`);
+    throw invalidArg('attempt to access JSON non-unsigned-integer as unsigned-integer');
   }
   return value;
 }
@@ -75,16 +77,19 @@ export class SystemSharedMemoryManager {
     if (body === null || typeof body !== 'object' || Array.isArray(body)) {
       throw invalidArg('Shared memory register request JSON must be an object');
     }
+    // Triton's order, each field read as it is checked (TritonJson's wording for a wrong type):
+    // key (string), offset (uint64), byte_size (uint64), all required (protocol.md §6.5).
     const fields = body as Record<string, unknown>;
-    for (const field of ['key', 'offset', 'byte_size']) {
-      if (fields[field] === undefined)
-        throw invalidArg(`Shared memory register request has no '${field}' field`);
-    }
-    const { key, offset, byte_size: byteSize } = fields;
-    if (typeof key !== 'string')
-      throw invalidArg("Shared memory register request JSON must have a string 'key'");
-    const off = nonNegativeInt(offset, "'offset'");
-    const size = nonNegativeInt(byteSize, "'byte_size'");
+    const field = (name: string): unknown => {
+      if (!Object.hasOwn(fields, name)) {
+        throw invalidArg(`Shared memory register request has no '${name}' field`);
+      }
+      return fields[name];
+    };
+    const key = field('key');
+    if (typeof key !== 'string') throw invalidArg('attempt to access JSON non-string as string');
+    const off = nonNegativeInt(field('offset'));
+    const size = nonNegativeInt(field('byte_size'));
     const file = key.replace(/^\/+/, '');
     if (file === '') {
       throw invalidArg(`cannot register shared memory region '${name}' - invalid shm key '${key}'`);
@@ -179,16 +184,30 @@ export class SystemSharedMemoryManager {
     }
   }
 
-  #locate(ref: SharedMemoryRef): Region {
+  /**
+   * Resolves a reference with Triton's checks and messages, in its order (`GetMemoryInfo`): unknown
+   * region, offset past the region's last byte, `offset + byte_size` past 2^64 − 1, then past the
+   * region's end (computed as Triton does in uint64: a 0-byte reference at offset 0 wraps and is
+   * refused too). The bounds are those of the registered window.
+   */
+  #locate(ref: SharedMemoryRef): { region: Region; offset: number; byteSize: number } {
     const region = this.#regions.get(ref.region);
     if (region === undefined) throw notFound(`Unable to find shared memory region: '${ref.region}'`);
-    if (ref.offset < 0 || ref.offset > region.byte_size) {
+    const offset = BigInt(ref.offset);
+    const byteSize = BigInt(ref.byteSize);
+    const end = region.byte_size > 0 ? BigInt(region.byte_size) - 1n : 0n;
+    if (offset < 0n || offset > end) {
       throw invalidArg(`Invalid offset for shared memory region: '${ref.region}'`);
     }
-    if (ref.byteSize < 0 || ref.offset + ref.byteSize > region.byte_size) {
+    if (byteSize < 0n || byteSize > UINT64_MAX - offset) {
+      throw invalidArg(
+        `Integer overflow detected: byte_size (${byteSize}) + offset (${offset}) exceeds maximum value (${UINT64_MAX}) for region '${ref.region}'`,
+      );
+    }
+    if (BigInt.asUintN(64, offset + byteSize - 1n) > end) {
       throw invalidArg(`Invalid offset + byte size for shared memory region: '${ref.region}'`);
     }
-    return region;
+    return { region, offset: Number(offset), byteSize: Number(byteSize) };
   }
 
   /** Whether a region named `name` is registered. */
@@ -203,11 +222,11 @@ export class SystemSharedMemoryManager {
 
   /** Reads `ref.byteSize` bytes of a region into a new buffer. */
   read(ref: SharedMemoryRef): Uint8Array {
-    const region = this.#locate(ref);
-    const out = new Uint8Array(ref.byteSize);
+    const { region, offset, byteSize } = this.#locate(ref);
+    const out = new Uint8Array(byteSize);
     let done = 0;
     while (done < out.byteLength) {
-      const n = readSync(region.fd, out, done, out.byteLength - done, region.offset + ref.offset + done);
+      const n = readSync(region.fd, out, done, out.byteLength - done, region.offset + offset + done);
       if (n === 0) throw invalidArg(`shared memory region '${ref.region}' is shorter than registered`);
       done += n;
     }
@@ -216,15 +235,15 @@ export class SystemSharedMemoryManager {
 
   /** Writes `bytes` at `ref`; `bytes` must fit in `ref.byteSize`. */
   write(ref: SharedMemoryRef, bytes: Uint8Array, outputName: string): void {
-    const region = this.#locate(ref);
-    if (bytes.byteLength > ref.byteSize) {
+    const { region, offset, byteSize } = this.#locate(ref);
+    if (bytes.byteLength > byteSize) {
       throw invalidArg(
-        `shared memory size specified with the request for output '${outputName}' (${ref.byteSize} bytes) should be at least ${bytes.byteLength} bytes to hold the results`,
+        `shared memory size specified with the request for output '${outputName}' (${byteSize} bytes) should be at least ${bytes.byteLength} bytes to hold the results`,
       );
     }
     let done = 0;
     while (done < bytes.byteLength) {
-      done += writeSync(region.fd, bytes, done, bytes.byteLength - done, region.offset + ref.offset + done);
+      done += writeSync(region.fd, bytes, done, bytes.byteLength - done, region.offset + offset + done);
     }
   }
 

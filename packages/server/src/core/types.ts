@@ -8,11 +8,14 @@ import type { Tensor, TensorData } from '@tritonserver-ts/client/protocol';
 /** A request / tensor parameter value (64-bit integers out of the safe range are `bigint`). */
 export type ParameterValue = string | number | bigint | boolean;
 
-/** Where a tensor lives in a registered shared-memory region. */
+/**
+ * Where a tensor lives in a registered shared-memory region. Offset and byte size are uint64 on the
+ * wire and kept exact (`bigint` beyond 2^53 − 1) until the region checks have bounded them.
+ */
 export interface SharedMemoryRef {
   readonly region: string;
-  readonly byteSize: number;
-  readonly offset: number;
+  readonly byteSize: number | bigint;
+  readonly offset: number | bigint;
 }
 
 /** One input of an inference request. */
