@@ -95,7 +95,7 @@ export function parseClassificationEntry(entry: string): ClassificationEntry {
  * Top-`k` classification strings of one row of scores (one batch item), sorted by value
  * descending, ties by lower index first. `labels[i]` names class `i` when given.
  * @throws ProtocolError `UNSUPPORTED_CLASSIFICATION` for FP16, BF16, BOOL and BYTES (Triton's
- *   "class result not available for output due to unsupported type").
+ *   "class result not available for output due to unsupported type 'BYTES'", `classification.cc`).
  */
 export function classifyRow(
   datatype: Datatype,
@@ -106,7 +106,7 @@ export function classifyRow(
   if (!CLASSIFICATION_DATATYPES.includes(datatype)) {
     throw new ProtocolError(
       'UNSUPPORTED_CLASSIFICATION',
-      'class result not available for output due to unsupported type',
+      `class result not available for output due to unsupported type '${datatype}'`,
     );
   }
   const values = row as ArrayLike<number | bigint>;

@@ -74,8 +74,20 @@ describe('classification strings', () => {
     ]);
     expect(classifyRow('INT64', new BigInt64Array([3n, 9n]), 5)).toEqual(['9:1', '3:0']);
     expect(() => classifyRow('FP16', new Uint16Array(2), 1)).toThrow(
-      'class result not available for output due to unsupported type',
+      "class result not available for output due to unsupported type 'FP16'",
     );
+  });
+
+  it("names the unsupported datatype as Triton's classification.cc does", () => {
+    for (const datatype of ['BYTES', 'BOOL', 'FP16', 'BF16'] as const) {
+      let message = '';
+      try {
+        classifyRow(datatype, new Uint8Array(0), 1);
+      } catch (error) {
+        message = (error as Error).message;
+      }
+      expect(message).toBe(`class result not available for output due to unsupported type '${datatype}'`);
+    }
   });
 
   it('parses entries with and without labels, labels containing colons included', () => {

@@ -16,7 +16,7 @@ import { invalidArg, toServerError } from './errors.js';
 
 const encoder = new TextEncoder();
 
-/** Triton's limit on the elements of an output classified for one request. */
+/** Triton's limit on the elements of one classified row (a batch item, or the whole tensor). */
 export const MAX_CLASSIFICATION_ELEMENTS = 1_000_000;
 
 /**
@@ -26,8 +26,9 @@ export const MAX_CLASSIFICATION_ELEMENTS = 1_000_000;
  * @param batched - whether the model batches (`max_batch_size > 0`): then each batch row is
  *   classified separately and the result has shape `[batch, k]`, else `[k]`.
  * @param labels - class labels (line N of `label_filename` = class N), if any.
- * @throws ServerError INVALID_ARG for FP16 / BF16 / BOOL / BYTES outputs (Triton's
- *   "class result not available for output due to unsupported type").
+ * @throws ServerError INVALID_ARG, in Triton's order (`TopkClassifications`): FP16 / BF16 / BOOL /
+ *   BYTES outputs ("class result not available for output due to unsupported type 'BYTES'"), then
+ *   rows of more than 1,000,000 elements ("classification output tensor too large").
  */
 export function classify(
   tensor: Tensor,
@@ -38,17 +39,19 @@ export function classify(
   if (!Number.isSafeInteger(count) || count <= 0) {
     throw invalidArg(`classification count for output '${tensor.name}' must be a positive integer`);
   }
-  // The datatype first (a BYTES tensor has no numeric rows to slice), with the codec's message.
+  // The datatype first: a BYTES tensor has no numeric rows to slice (the codec's message).
   if (!CLASSIFICATION_DATATYPES.includes(tensor.datatype)) {
-    throw invalidArg('class result not available for output due to unsupported type');
-  }
-  // Triton (26.02+) bounds the work one request can ask for.
-  if (tensor.data.length > MAX_CLASSIFICATION_ELEMENTS) {
-    throw invalidArg('classification output tensor too large');
+    try {
+      classifyRow(tensor.datatype, new Uint8Array(0), 0);
+    } catch (error) {
+      throw toServerError(error);
+    }
   }
   const rows = batched ? (tensor.shape[0] ?? 0) : 1;
   const data = tensor.data as Exclude<TensorData, Uint8Array[]>;
   const classes = rows === 0 ? 0 : data.length / rows;
+  // Triton (26.02+) bounds the elements sorted per row.
+  if (classes > MAX_CLASSIFICATION_ELEMENTS) throw invalidArg('classification output tensor too large');
   const k = Math.min(count, classes);
   const out: Uint8Array[] = [];
   try {
@@ -56,7 +59,6 @@ export function classify(
       const row = data.subarray(r * classes, (r + 1) * classes) as TensorData;
       for (const entry of classifyRow(tensor.datatype, row, k, labels)) out.push(encoder.encode(entry));
     }
-    if (rows === 0) classifyRow(tensor.datatype, data as TensorData, 0, labels);
   } catch (error) {
     throw toServerError(error);
   }

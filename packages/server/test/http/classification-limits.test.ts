@@ -14,9 +14,16 @@ afterAll(async () => {
   await srv.close();
 });
 
-function classifyRequest(n: number) {
+function classifyRequest(n: number, rows = 1) {
   return encodeInferRequest(
-    [{ name: 'INPUT0', datatype: 'FP32', shape: [1, n], data: new Float32Array(n).map((_, i) => i % 7) }],
+    [
+      {
+        name: 'INPUT0',
+        datatype: 'FP32',
+        shape: [rows, n],
+        data: new Float32Array(rows * n).map((_, i) => i % 7),
+      },
+    ],
     { outputs: [{ name: 'OUTPUT0', classCount: 2 }] },
   );
 }
@@ -32,7 +39,9 @@ describe('classification limits', () => {
       }),
     );
     expect(r.status).toBe(400);
-    expect(r.json).toEqual({ error: 'class result not available for output due to unsupported type' });
+    expect(r.json).toEqual({
+      error: "class result not available for output due to unsupported type 'BYTES'",
+    });
   });
 
   it('refuses an output of more than 1,000,000 elements and classifies one of exactly 1,000,000', async () => {
@@ -47,5 +56,13 @@ describe('classification limits', () => {
       expect(r.status, r.text.slice(0, 200)).toBe(status);
       if (status === 400) expect(r.json).toEqual({ error: 'classification output tensor too large' });
     }
+  });
+
+  it('bounds each batch row, not the whole output (Triton classifies row by row)', async () => {
+    const { body, headerLength } = classifyRequest(600_000, 2);
+    const r = await post(srv.url, '/v2/models/identity_fp32/infer', body, {
+      'Inference-Header-Content-Length': String(headerLength),
+    });
+    expect(r.status, r.text.slice(0, 200)).toBe(200);
   });
 });
