@@ -9,8 +9,6 @@
  */
 import { appendFileSync } from 'node:fs';
 
-import { stringifyJson } from '@tritonserver-ts/client/protocol';
-
 import { invalidArg, unavailable, unsupported } from './errors.js';
 
 /** Triton's log settings object. */
@@ -61,42 +59,47 @@ export class Logger {
   }
 
   /**
-   * Applies a `POST v2/logging` body: only the given keys change. Unknown keys and wrongly typed
-   * values are refused with Triton-style INVALID_ARG errors; nothing changes on error. A non-null
-   * `log_file` is refused (UNSUPPORTED), as Triton does: the file is set at startup only.
+   * Applies a `POST v2/logging` body as Triton's `HandleLogging` does: the known keys are read in
+   * Triton's order (`log_file`, `log_info`, `log_warning`, `log_error`, `log_verbose_level`,
+   * `log_format`), each applied as it is read, `null` values and unknown keys ignored. A non-null
+   * `log_file` is refused (UNSUPPORTED): the file is set at startup only. A value of the wrong JSON
+   * type gets TritonJson's message (INVALID_ARG); a `log_format` other than `default` / `ISO8601` is
+   * UNAVAILABLE, naming the flag. No value is ever serialised back (a deep value cannot recurse).
    */
   update(body: unknown): LogSettings {
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-      throw invalidArg('log settings must be a JSON object');
-    }
-    if ((body as Record<string, unknown>).log_file != null) {
+    const fields: Record<string, unknown> =
+      body !== null && typeof body === 'object' && !Array.isArray(body)
+        ? (body as Record<string, unknown>)
+        : {};
+    const present = (key: string): boolean => Object.hasOwn(fields, key) && fields[key] !== null;
+    if (present('log_file')) {
       // Triton (since 24.05): the log file is chosen at startup only; a client must not pick a path.
       throw unsupported('log file location can not be updated through network protocol');
     }
-    const next: LogSettings = { ...this.#settings };
-    for (const [key, value] of Object.entries(body as Record<string, unknown>)) {
-      if (value === null) continue;
-      if ((BOOL_KEYS as readonly string[]).includes(key)) {
-        if (typeof value !== 'boolean') throw invalidArg(`expect boolean for log setting '${key}'`);
-        next[key as (typeof BOOL_KEYS)[number]] = value;
-      } else if (key === 'log_verbose_level') {
-        if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 0xffffffff) {
-          throw invalidArg(`expect unsigned integer for log setting '${key}'`);
-        }
-        next.log_verbose_level = value;
-      } else if (key === 'log_format') {
-        if (value !== 'default' && value !== 'ISO8601') {
-          // Triton answers this one UNAVAILABLE (503), with the flag's name.
-          throw unavailable(
-            `invalid argument for --log_format, got: ${typeof value === 'string' ? value : stringifyJson(value)}`,
-          );
-        }
-        next.log_format = value;
-      } else {
-        throw invalidArg(`unknown log setting '${key}'`);
-      }
+    for (const key of BOOL_KEYS) {
+      if (!present(key)) continue;
+      const value = fields[key];
+      if (typeof value !== 'boolean') throw invalidArg('attempt to access JSON non-boolean as boolean');
+      this.#settings[key] = value;
     }
-    this.#settings = next;
+    if (present('log_verbose_level')) {
+      const value = fields.log_verbose_level;
+      const uint =
+        (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) ||
+        (typeof value === 'bigint' && value >= 0n && value <= 0xffff_ffff_ffff_ffffn);
+      if (!uint) throw invalidArg('attempt to access JSON non-unsigned-integer as unsigned-integer');
+      // Triton casts the uint64 to its int32 level.
+      this.#settings.log_verbose_level = Number(BigInt.asIntN(32, BigInt(value)));
+    }
+    if (present('log_format')) {
+      const value = fields.log_format;
+      if (typeof value !== 'string') throw invalidArg('attempt to access JSON non-string as string');
+      if (value !== 'default' && value !== 'ISO8601') {
+        // Triton answers this one UNAVAILABLE (503), with the flag's name.
+        throw unavailable(`invalid argument for --log_format, got: ${value}`);
+      }
+      this.#settings.log_format = value;
+    }
     return this.settings;
   }
 
