@@ -1,9 +1,10 @@
+import { rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
-import { encodeInferRequest } from '@tritonserver-ts/client/protocol';
+import { decodeInferResponse, encodeInferRequest } from '@tritonserver-ts/client/protocol';
 
 import { get, post, startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -353,5 +354,259 @@ describe('routing and other endpoints', () => {
     expect(after?.fail.count).toBe((before?.fail.count ?? 0) + 1);
     const r = await post(url, '/v2/models/slow_identity/infer', header);
     expect(r.status).toBe(200);
+  });
+});
+
+describe('deep nesting never recurses (issue 12)', () => {
+  // Bodies of a few hundred kilobytes: this suite's server keeps the default --http-max-input-size.
+  let deepSrv: TestServer;
+  let url: string;
+  beforeAll(async () => {
+    deepSrv = await startTestServer({
+      only: ['simple', 'identity_fp32', 'identity_string'],
+      allowClientShm: true,
+    });
+    url = deepSrv.url;
+  });
+  afterAll(async () => {
+    await deepSrv.close();
+  });
+  afterEach(async () => {
+    expect((await get(url, '/v2/health/live')).status).toBe(200);
+  });
+
+  const deepBody = (datatype: string, depth: number, leaf: string, extra = '') =>
+    `{"inputs":[{"name":"INPUT0","shape":[1,1],"datatype":"${datatype}","data":${'['.repeat(depth)}${leaf}${']'.repeat(depth)}}]${extra}}`;
+
+  it('answers a 100,000-deep data array quickly with 400 and Triton’s message', async () => {
+    const started = Date.now();
+    const r = await post(url, '/v2/models/identity_fp32/infer', deepBody('FP32', 100_000, '1'));
+    expect(expectError(r, 400)).toBe(
+      "Unable to parse 'data': JSON nesting depth exceeds maximum allowed limit (100)",
+    );
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('does the same when the body also holds a 64-bit integer (the exact-integer parse path)', async () => {
+    const r = await post(
+      url,
+      '/v2/models/identity_fp32/infer',
+      deepBody('FP32', 50_000, '1', ',"parameters":{"x":12345678901234567890}'),
+    );
+    expect(expectError(r, 400)).toBe(
+      "Unable to parse 'data': JSON nesting depth exceeds maximum allowed limit (100)",
+    );
+  });
+
+  it('accepts 100 levels and refuses 101; BYTES data gets the message without the prefix, as in Triton', async () => {
+    const ok = await post(url, '/v2/models/identity_fp32/infer', deepBody('FP32', 100, '1'));
+    expect(ok.status).toBe(200);
+    expectError(await post(url, '/v2/models/identity_fp32/infer', deepBody('FP32', 101, '1')), 400);
+    const bytes = await post(url, '/v2/models/identity_string/infer', deepBody('BYTES', 120, '"a"'));
+    expect(expectError(bytes, 400)).toBe('JSON nesting depth exceeds maximum allowed limit (100)');
+  });
+
+  it('answers a deeply nested object element with 400, not a stack overflow', async () => {
+    const element = `${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}`;
+    const r = await post(
+      url,
+      '/v2/models/identity_fp32/infer',
+      `{"inputs":[{"name":"INPUT0","shape":[1,1],"datatype":"FP32","data":[${element}]}]}`,
+    );
+    expect(expectError(r, 400)).toBe("Unable to parse 'data': attempt to access JSON non-number as double");
+  });
+
+  it('answers deep bodies on the other JSON endpoints without a 5xx', async () => {
+    const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
+    const logging = await post(url, '/v2/logging', `{"log_format":${deep}}`);
+    expect(expectError(logging, 400)).toBe('attempt to access JSON non-string as string');
+    expect((await post(url, '/v2/repository/index', `{"ready":${deep}}`)).status).toBe(400);
+    expect((await post(url, '/v2/repository/models/simple/load', `{"parameters":${deep}}`)).status).toBe(400);
+    const register = await post(url, '/v2/systemsharedmemory/region/deep/register', `{"key":${deep}}`);
+    expect(expectError(register, 400)).toBe('attempt to access JSON non-string as string');
+  });
+});
+
+describe('request JSON read in Triton’s order with TritonJson’s messages (issue 12)', () => {
+  const input = (fields: string) => `{"inputs":[{"name":"INPUT0","datatype":"FP32",${fields}}]}`;
+
+  it('refuses a negative dimension as Triton reads shapes (uint64 dims) — Triton says 500, we 400', async () => {
+    const r = await post(url, '/v2/models/identity_fp32/infer', input('"shape":[2,-5],"data":[1]'));
+    expect(expectError(r, 400)).toBe(
+      "Unable to parse 'shape': attempt to access JSON non-unsigned-integer as unsigned-integer",
+    );
+  });
+
+  it('refuses shapes whose element count or byte size overflows int64 with Triton’s words', async () => {
+    const count = await post(
+      url,
+      '/v2/models/identity_fp32/infer',
+      input('"shape":[16,1152921504606846978],"data":[1]'),
+    );
+    expect(expectError(count, 400)).toBe(
+      "input 'INPUT0' with shape [16,1152921504606846978] causes total element count to exceed maximum size of 9223372036854775807",
+    );
+    const bytes = await post(
+      url,
+      '/v2/models/identity_fp32/infer',
+      input('"shape":[4,1152921504606846978],"data":[1]'),
+    );
+    expect(expectError(bytes, 400)).toMatch(/^byte size overflow for input 'INPUT0'/);
+  });
+
+  it('names the missing or mistyped field with TritonJson’s reason', async () => {
+    expect(expectError(await post(url, '/v2/models/simple/infer', '{"outputs":[]}'), 400)).toBe(
+      "Unable to parse 'inputs': attempt to access non-existing object member 'inputs'",
+    );
+    expect(
+      expectError(await post(url, '/v2/models/identity_fp32/infer', input('"shape":[1],"data":"x"')), 400),
+    ).toBe("Unable to parse 'data': attempt to access JSON non-array as array");
+    expect(expectError(await post(url, '/v2/models/identity_fp32/infer', input('"shape":[1,1]')), 400)).toBe(
+      "Input must set only one of the following fields: 'data', 'binary_data_size' in 'parameters', 'shared_memory_region' in 'parameters'. But no field is set",
+    );
+    expect(
+      expectError(
+        await post(url, '/v2/models/identity_fp32/infer', input('"shape":[1,2],"data":[1,"x"]')),
+        400,
+      ),
+    ).toBe("Unable to parse 'data': attempt to access JSON non-number as double");
+  });
+
+  it('matches data against the shape as Triton walks it: one element too many is met first', async () => {
+    const r = await post(url, '/v2/models/identity_fp32/infer', input('"shape":[1,1],"data":[1,2,"x"]'));
+    expect(expectError(r, 400)).toBe(
+      "Unable to parse 'data': Shape does not match true shape of 'data' field",
+    );
+  });
+
+  it('checks request parameters before the inputs', async () => {
+    const r = await post(
+      url,
+      '/v2/models/identity_fp32/infer',
+      '{"parameters":{"priority":-1},"inputs":[{"name":"INPUT0"}]}',
+    );
+    expect(expectError(r, 400)).toBe(
+      "Unable to parse 'priority': attempt to access JSON non-unsigned-integer as unsigned-integer",
+    );
+  });
+
+  it('reports a bad input before a bad outputs field (inputs are read first)', async () => {
+    const r = await post(
+      url,
+      '/v2/models/identity_fp32/infer',
+      '{"outputs":7,"inputs":[{"name":"INPUT0","datatype":"FP32","shape":[1,1],"data":[true]}]}',
+    );
+    expect(expectError(r, 400)).toBe("Unable to parse 'data': attempt to access JSON non-number as double");
+  });
+
+  it('treats an empty infer body without the header as a raw request, as Triton does', async () => {
+    const r = await post(url, '/v2/models/simple/infer', '');
+    expect(expectError(r, 400)).toBe(
+      "Raw request must only have 1 input (found 1) to be deduced but got 2 inputs in 'simple' model configuration",
+    );
+  });
+
+  it('reads the other endpoints’ bodies as Triton does (members of a non-object are absent)', async () => {
+    expect((await post(url, '/v2/repository/index', '[1]')).status).toBe(200);
+    const register = await post(url, '/v2/systemsharedmemory/region/x/register', '[1]');
+    expect(expectError(register, 400)).toBe("Shared memory register request has no 'key' field");
+    const load = await post(url, '/v2/repository/models/simple/load', '{"parameters":{"config":5}}');
+    expect(expectError(load, 400)).toBe('attempt to access JSON non-string as string');
+    const logging = await post(url, '/v2/logging', '{"log_info":"yes","not_a_setting":1}');
+    expect(expectError(logging, 400)).toBe('attempt to access JSON non-boolean as boolean');
+    expect((await post(url, '/v2/logging', '{"not_a_setting":1}')).status).toBe(200);
+  });
+});
+
+describe('classification of a BYTES output (issue 12)', () => {
+  it('answers 400 with Triton’s message naming the type, not a 500', async () => {
+    const r = await post(
+      url,
+      '/v2/models/identity_string/infer',
+      JSON.stringify({
+        inputs: [{ name: 'INPUT0', datatype: 'BYTES', shape: [1, 2], data: ['a', 'b'] }],
+        outputs: [{ name: 'OUTPUT0', parameters: { classification: 1 } }],
+      }),
+    );
+    expect(expectError(r, 400)).toBe("class result not available for output due to unsupported type 'BYTES'");
+  });
+});
+
+describe('binary_data_output with an explicit outputs list (issue 12)', () => {
+  const body = (outputs: unknown) =>
+    JSON.stringify({
+      inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [1, 2], data: [1, 2] }],
+      parameters: { binary_data_output: true },
+      ...(outputs !== undefined ? { outputs } : {}),
+    });
+  const kinds = async (outputs: unknown) => {
+    const response = await fetch(`${url}/v2/models/identity_fp32/infer`, {
+      method: 'POST',
+      body: body(outputs),
+    });
+    expect(response.status).toBe(200);
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    const decoded = decodeInferResponse(bytes, response.headers.get('inference-header-content-length'));
+    const out = (decoded.json.outputs ?? [])[0] as { data?: unknown; parameters?: Record<string, unknown> };
+    return out.data !== undefined
+      ? 'json'
+      : out.parameters?.binary_data_size !== undefined
+        ? 'binary'
+        : 'none';
+  };
+
+  it('returns a listed output as JSON unless its own binary_data is true; unlisted outputs follow binary_data_output', async () => {
+    expect(await kinds(undefined)).toBe('binary');
+    expect(await kinds([{ name: 'OUTPUT0' }])).toBe('json');
+    expect(await kinds([{ name: 'OUTPUT0', parameters: { binary_data: false } }])).toBe('json');
+    expect(await kinds([{ name: 'OUTPUT0', parameters: { binary_data: true } }])).toBe('binary');
+  });
+});
+
+describe('shared-memory offsets and sizes near 2^64 (issue 12)', () => {
+  const key = `/tritonserver-ts-negative-${process.pid}`;
+  beforeAll(async () => {
+    writeFileSync(`/dev/shm${key}`, Buffer.alloc(64));
+    const r = await post(
+      url,
+      '/v2/systemsharedmemory/region/neg/register',
+      JSON.stringify({ key, offset: 0, byte_size: 64 }),
+    );
+    expect(r.status).toBe(200);
+  });
+  afterAll(async () => {
+    await post(url, '/v2/systemsharedmemory/region/neg/unregister', undefined);
+    rmSync(`/dev/shm${key}`, { force: true });
+  });
+
+  const shmInfer = (params: string, datatype = 'FP32') =>
+    post(
+      url,
+      '/v2/models/identity_fp32/infer',
+      `{"inputs":[{"name":"INPUT0","datatype":"${datatype}","shape":[1,1],"parameters":{"shared_memory_region":"neg",${params}}}]}`,
+    );
+
+  it('reports an integer overflow of offset + byte size with Triton’s message and exact values', async () => {
+    const r = await shmInfer('"shared_memory_offset":8,"shared_memory_byte_size":18446744073709551615');
+    expect(expectError(r, 400)).toBe(
+      "Integer overflow detected: byte_size (18446744073709551615) + offset (8) exceeds maximum value (18446744073709551615) for region 'neg'",
+    );
+    // One less does not overflow: it is past the region's end.
+    const past = await shmInfer('"shared_memory_offset":1,"shared_memory_byte_size":18446744073709551614');
+    expect(expectError(past, 400)).toBe("Invalid offset + byte size for shared memory region: 'neg'");
+  });
+
+  it('refuses an offset at the region’s end (past its last byte), as Triton', async () => {
+    const r = await shmInfer('"shared_memory_offset":64,"shared_memory_byte_size":0');
+    expect(expectError(r, 400)).toBe("Invalid offset for shared memory region: 'neg'");
+  });
+
+  it('resolves regions while reading the request, before the model checks', async () => {
+    const r = await post(
+      url,
+      '/v2/models/identity_fp32/infer',
+      '{"inputs":[{"name":"INPUT0","datatype":"INT8","shape":[1,1],"parameters":{"shared_memory_region":"nope","shared_memory_byte_size":4}}]}',
+    );
+    expect(expectError(r, 404)).toBe("Unable to find shared memory region: 'nope'");
   });
 });
