@@ -9,6 +9,8 @@
  * file only.
  * @packageDocumentation
  */
+import { stringifyJson } from '@tritonserver-ts/client/protocol';
+
 import { invalidArg, unsupported } from './errors.js';
 
 /** The trace settings object as Triton returns it (values are strings, `trace_level` a list). */
@@ -281,7 +283,7 @@ function parseLevel(value: unknown): TraceLevel | undefined {
       throw invalidArg(`trace_level: ${TENSORS_REFUSED}`);
     } else {
       throw invalidArg(
-        `invalid value for trace_level: '${typeof l === 'string' ? l : JSON.stringify(l)}' (expected OFF or TIMESTAMPS)`,
+        `invalid value for trace_level: '${typeof l === 'string' ? l : stringifyJson(l)}' (expected OFF or TIMESTAMPS)`,
       );
     }
   }

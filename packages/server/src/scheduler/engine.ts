@@ -241,14 +241,18 @@ export class SchedulingEngine implements Scheduler {
       this.stats.recordExecution(rows, timings);
       settles = entries.map((e, i) => () => {
         // Trace timestamps from the same times as the statistics: execution start, then the
-        // input / infer / output durations of the execution.
+        // input / infer / output durations of the execution. Those can overlap a little (a worker
+        // may start before the main thread is done posting to it), so the points are kept inside
+        // the execution, which ended after the split.
         if (e.request.onActivity !== undefined) {
-          const inputEnd = start + timings.computeInputNs;
-          const outputStart = inputEnd + timings.computeInferNs;
+          const end = t1 + splitNs;
+          const at = (ns: bigint): bigint => (ns < end ? ns : end);
+          const inputEnd = at(start + timings.computeInputNs);
+          const outputStart = at(inputEnd + timings.computeInferNs);
           e.request.onActivity('COMPUTE_START', start);
           e.request.onActivity('COMPUTE_INPUT_END', inputEnd);
           e.request.onActivity('COMPUTE_OUTPUT_START', outputStart);
-          e.request.onActivity('COMPUTE_END', outputStart + timings.computeOutputNs);
+          e.request.onActivity('COMPUTE_END', at(outputStart + timings.computeOutputNs));
         }
         this.stats.recordSuccess({
           batchSize: e.rows,
