@@ -4,6 +4,7 @@ import { decodeImage, imagePixels, preprocessImage } from '@gourmetgram/image-pr
 import { env } from '../env';
 import type { Prediction } from '../lib/types';
 import { GatewayError } from './errors';
+import { checkImageSignature } from './image-signature';
 import { Semaphore } from './semaphore';
 import { getModelInfo, resetModelInfo, tritonClient } from './triton';
 
@@ -16,9 +17,12 @@ let pixelGate: Semaphore | undefined;
 
 /**
  * Runs a decode within both bounds: at most `DECODE_CONCURRENCY` decodes, and at most
- * `DECODE_PIXEL_BUDGET` pixels being decoded (each upload weighs what its header declares).
+ * `DECODE_PIXEL_BUDGET` pixels being decoded (each upload weighs what its header declares). The one
+ * way into the decoder: an upload without the signature of an accepted format (SVG, XML, HTML, gzip,
+ * anything else) is refused here, before libvips sees a byte.
  */
 async function decodeBounded<T>(bytes: Uint8Array, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+  checkImageSignature(bytes);
   const { decodeConcurrency, decodePixelBudget } = env();
   if (decodeGate?.limit !== decodeConcurrency) decodeGate = new Semaphore(decodeConcurrency);
   if (pixelGate?.limit !== decodePixelBudget) pixelGate = new Semaphore(decodePixelBudget);
