@@ -41,7 +41,12 @@ const schema = z
       .min(1024)
       .max(100 * MiB)
       .default(10 * MiB),
-    /** Largest feedback body (JSON: id, kind, label, a 500-character comment fit in 2 kB). */
+    /**
+     * Largest `POST /api/feedback` body. The largest valid one (a 64-character id, a 100-character
+     * label, a 500-character comment) is under 2 kB as UTF-8 and about 4 kB (4,054 bytes) with every
+     * character of its strings written as a `\uXXXX` escape; 16 KiB leaves room for that and for
+     * formatting, and refuses anything bigger.
+     */
     MAX_FEEDBACK_BYTES: z.coerce
       .number()
       .int()
