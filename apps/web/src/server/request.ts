@@ -19,13 +19,12 @@ export function requestIdsOf(req: Request): { requestId: string; clientRequestId
 const MULTIPART_SLACK = 64 * 1024;
 
 /**
- * Reads the body with a hard byte limit (checked against Content-Length first, then while streaming)
- * and returns the multipart field `file`. 413 when too large, 400 when missing or malformed.
- */
-/**
  * Reads a request body of at most `limit` bytes: refused from a declared Content-Length before a byte
- * is read, and while streaming as soon as the limit is crossed (the rest is never read; the 413
- * response closes the connection, see `errorResponse`).
+ * is read, and while streaming as soon as the limit is crossed. The rest is never read: the reader
+ * just stops pulling, so the server stops reading the socket (the stream is not cancelled, which
+ * would destroy Node's request object while the answer is still to be written on its connection),
+ * and the 413 answer closes the connection (see `errorResponse`). At most `limit` bytes plus one
+ * chunk are ever held.
  */
 export async function readBody(req: Request, limit: number, tooLarge: () => Error): Promise<Buffer> {
   const declared = Number(req.headers.get('content-length') ?? NaN);
@@ -34,19 +33,24 @@ export async function readBody(req: Request, limit: number, tooLarge: () => Erro
   const chunks: Uint8Array[] = [];
   let total = 0;
   const reader = req.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > limit) {
-      await reader.cancel().catch(() => undefined);
-      throw tooLarge();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      total += value.byteLength;
+      if (total > limit) throw tooLarge();
+      chunks.push(value);
     }
-    chunks.push(value);
+  } finally {
+    reader.releaseLock();
   }
   return Buffer.concat(chunks, total);
 }
 
+/**
+ * Reads the body with a hard byte limit (checked against Content-Length first, then while streaming)
+ * and returns the multipart field `file`. 413 when too large, 400 when missing or malformed.
+ */
 export async function readUpload(
   req: Request,
   maxBytes: number,
