@@ -8,7 +8,8 @@ const NONE: QueuedRequest[] = [];
 
 /** FIFO queue handing out one request at a time. */
 export class FifoQueue implements SchedulingQueue {
-  private items: QueuedRequest[] = [];
+  // Taken slots are cleared: a dequeued request (its inputs, its result) must not stay reachable.
+  private items: (QueuedRequest | undefined)[] = [];
   private head = 0;
 
   get size(): number {
@@ -30,6 +31,7 @@ export class FifoQueue implements SchedulingQueue {
   take(): TakeResult {
     if (this.size === 0) return { kind: 'empty', expired: NONE };
     const entry = this.items[this.head] as QueuedRequest;
+    this.items[this.head] = undefined;
     this.head += 1;
     if (this.head > 1024 && this.head * 2 > this.items.length) {
       this.items = this.items.slice(this.head);
