@@ -1,19 +1,18 @@
 /**
  * Request bodies: reading with an explicit size limit (`--http-max-input-size`), and request
  * decompression (`Content-Encoding: gzip | deflate`) with the same limit on the decompressed size.
+ * With a {@link Reservation}, the bytes also come out of the shared in-flight budget
+ * (`--http-max-inflight-body-bytes`): a declared `Content-Length` up front, a chunked body and the
+ * decompressed output as they grow.
  * @packageDocumentation
  */
 import type { IncomingMessage } from 'node:http';
-import { promisify } from 'node:util';
-import { gunzip, inflate } from 'node:zlib';
+import { createGunzip, createInflate } from 'node:zlib';
 
 import { parseContentEncoding } from '@tritonserver-ts/client/protocol';
 
 import { ServerError, invalidArg } from '../core/errors.js';
-import { BodyBudgetExceededError, type Reservation } from './memory-budget.js';
-
-const gunzipAsync = promisify(gunzip);
-const inflateAsync = promisify(inflate);
+import type { Reservation } from './memory-budget.js';
 
 /** Triton's default `--http-max-input-size` (64 MiB). */
 export const DEFAULT_MAX_INPUT_SIZE = 64 * 1024 * 1024;
@@ -27,6 +26,31 @@ export class BodyTooLargeError extends ServerError {
       `Request JSON size of ${size} exceeds the maximum allowed value of ${limit}. Use --http-max-input-size to increase the limit.`,
     );
     this.name = 'BodyTooLargeError';
+  }
+}
+
+/**
+ * A decompressed body larger than `--http-max-input-size` (HTTP 400, Triton's wording): decompression
+ * stops as soon as the output passes the limit.
+ */
+export class DecompressedBodyTooLargeError extends ServerError {
+  constructor(limit: number) {
+    super(
+      'INVALID_ARG',
+      `Decompressed data size exceeds the maximum allowed value of ${limit} bytes. Use --http-max-input-size to increase the limit.`,
+    );
+    this.name = 'DecompressedBodyTooLargeError';
+  }
+}
+
+/**
+ * The client went away before its body was complete (CANCELLED; nobody is left to read the answer).
+ * Ends the read so that the request's budget reservation is returned at once.
+ */
+export class RequestAbortedError extends ServerError {
+  constructor() {
+    super('CANCELLED', 'the client closed the connection before the request body was complete');
+    this.name = 'RequestAbortedError';
   }
 }
 
@@ -73,6 +97,11 @@ function joinAligned(chunks: readonly Buffer[], size: number, alignAt: number): 
  * Reads the whole body into one buffer, refusing more than `limit` bytes (checked against
  * `Content-Length` before reading, and while streaming for chunked bodies). Chunks are kept as
  * received and joined once.
+ *
+ * With a `reservation`, a declared `Content-Length` is reserved before a byte is read (refused with
+ * `BodyBudgetExceededError`, 503, when the budget cannot hold it), and a body of unknown length
+ * (chunked) is reserved chunk by chunk as it arrives. The promise always settles: on the end of the
+ * body, on a limit, or with {@link RequestAbortedError} when the connection closes first.
  * @param alignAt - byte offset that should be 8-byte aligned in memory (the start of the binary
  *   tail, i.e. `Inference-Header-Content-Length`), so tensors decode as zero-copy typed-array views.
  */
@@ -82,22 +111,32 @@ export function readBody(
   alignAt?: number,
   reservation?: Reservation,
 ): Promise<Buffer> {
-  const declared = req.headers['content-length'];
-  if (declared !== undefined) {
-    const n = Number(declared);
-    if (Number.isFinite(n) && n > limit) return Promise.reject(new BodyTooLargeError(n, limit));
-    // A declared body that the shared budget cannot hold is refused before a byte is read.
-    if (reservation !== undefined && Number.isFinite(n) && n > reservation.available) {
-      return Promise.reject(new BodyBudgetExceededError(reservation.limit));
+  const declaredHeader = req.headers['content-length'];
+  const declared = declaredHeader === undefined ? undefined : Number(declaredHeader);
+  const known = declared !== undefined && Number.isSafeInteger(declared) && declared >= 0;
+  if (known && declared > limit) return Promise.reject(new BodyTooLargeError(declared, limit));
+  if (known && reservation !== undefined) {
+    // The whole declared body, before a byte is read: two bodies that cannot both fit never race.
+    try {
+      reservation.grow(declared);
+    } catch (error) {
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
   }
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    let failed = false;
-    const fail = (error: Error): void => {
-      failed = true;
+    let settled = false;
+    const stop = (): void => {
+      settled = true;
       req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('close', onClose);
+    };
+    const fail = (error: Error): void => {
+      if (settled) return;
+      stop();
       reject(error);
     };
     const chunked = /\bchunked\b/i.test(req.headers['transfer-encoding'] ?? '');
@@ -114,23 +153,29 @@ export function readBody(
         fail(new BodyTooLargeError(size, limit));
         return;
       }
-      try {
-        reservation?.grow(chunk.byteLength);
-      } catch (error) {
-        fail(error as Error);
-        return;
+      if (!known) {
+        try {
+          reservation?.grow(chunk.byteLength);
+        } catch (error) {
+          fail(error as Error);
+          return;
+        }
       }
       chunks.push(chunk);
     };
-    req.on('data', onData);
-    req.once('end', () => {
-      if (failed) return;
+    const onEnd = (): void => {
+      if (settled) return;
+      stop();
       if (alignAt !== undefined && alignAt > 0 && alignAt < size) resolve(joinAligned(chunks, size, alignAt));
       else resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
-    });
-    req.once('error', (error) => {
-      if (!failed) reject(error);
-    });
+    };
+    const onError = (error: Error): void => fail(error);
+    // A connection that closes mid-body (client gone, socket destroyed) ends the read too.
+    const onClose = (): void => fail(new RequestAbortedError());
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('close', onClose);
   });
 }
 
@@ -143,32 +188,75 @@ export function checkContentEncoding(value: string | undefined): 'gzip' | 'defla
   }
 }
 
+/** Output granularity of request decompression: the budget and the limit are checked this often. */
+const DECOMPRESS_CHUNK_BYTES = 64 * 1024;
+
 /**
- * Decompresses a request body, refusing output above `limit` bytes; with a `reservation`, the
- * decompressed bytes also come out of the shared in-flight budget (a bomb cannot exceed what is free).
+ * Decompresses a request body as a stream, refusing output above `limit` bytes
+ * ({@link DecompressedBodyTooLargeError}, 400) as soon as it passes it. With a `reservation`, every
+ * piece of output is reserved out of the shared in-flight budget as it is produced, so concurrent
+ * bombs together cannot exceed what is free (`BodyBudgetExceededError`, 503); the pieces are
+ * joined once at the end (the copy is reserved too, and the pieces returned after).
  */
-export async function decompressRequestBody(
+export function decompressRequestBody(
   body: Buffer,
   encoding: 'gzip' | 'deflate' | undefined,
   limit: number,
   reservation?: Reservation,
 ): Promise<Buffer> {
-  if (encoding === undefined) return body;
-  const budgetBound = reservation !== undefined && reservation.available < limit;
-  const maxOutputLength = budgetBound ? Math.max(1, reservation.available) : limit;
-  let out: Buffer;
-  try {
-    out =
-      encoding === 'gzip'
-        ? await gunzipAsync(body, { maxOutputLength })
-        : await inflateAsync(body, { maxOutputLength });
-  } catch (cause) {
-    if (cause instanceof RangeError || (cause as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') {
-      if (budgetBound) throw new BodyBudgetExceededError(reservation.limit);
-      throw new BodyTooLargeError(`more than ${limit} (decompressed)`, limit);
-    }
-    throw invalidArg(`failed to decompress the ${encoding} request body`, cause);
-  }
-  reservation?.grow(out.byteLength);
-  return out;
+  if (encoding === undefined) return Promise.resolve(body);
+  const stream =
+    encoding === 'gzip'
+      ? createGunzip({ chunkSize: DECOMPRESS_CHUNK_BYTES })
+      : createInflate({ chunkSize: DECOMPRESS_CHUNK_BYTES });
+  return new Promise((resolve, reject) => {
+    let chunks: Buffer[] = [];
+    let size = 0;
+    let settled = false;
+    const fail = (error: Error): void => {
+      if (settled) return;
+      settled = true;
+      chunks = [];
+      stream.destroy();
+      reject(error);
+    };
+    stream.on('data', (chunk: Buffer) => {
+      if (settled) return;
+      size += chunk.byteLength;
+      if (size > limit) {
+        fail(new DecompressedBodyTooLargeError(limit));
+        return;
+      }
+      try {
+        reservation?.grow(chunk.byteLength);
+      } catch (error) {
+        fail(error as Error);
+        return;
+      }
+      chunks.push(chunk);
+    });
+    stream.once('end', () => {
+      if (settled) return;
+      if (chunks.length === 1) {
+        settled = true;
+        resolve(chunks[0] as Buffer);
+        return;
+      }
+      try {
+        reservation?.grow(size);
+      } catch (error) {
+        fail(error as Error);
+        return;
+      }
+      settled = true;
+      const out = Buffer.concat(chunks, size);
+      chunks = [];
+      reservation?.shrink(size);
+      resolve(out);
+    });
+    stream.once('error', (cause) => {
+      fail(invalidArg(`failed to decompress the ${encoding} request body`, cause));
+    });
+    stream.end(body);
+  });
 }

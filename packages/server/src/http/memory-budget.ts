@@ -1,17 +1,16 @@
 /**
- * The memory one client can pin in the HTTP front end is bounded: request bodies in flight across
- * every connection share one budget (`--http-max-inflight-body-bytes`); a response its client does
- * not read is held for at most `--http-send-timeout-secs` (node:http already stops reading a
- * connection whose unsent output passes its high-water mark, so pipelined requests cannot pile up
- * responses). Triton has no such budget; these limits are this project's, documented in the README.
+ * Request bodies in flight across every connection share one budget (`--http-max-inflight-body-bytes`,
+ * issue 14 item 7): a request reserves its declared `Content-Length` before reading (a chunked body
+ * as it arrives, a decompressed body as it is produced) and returns the reservation when its handler
+ * settles — reply, error, client gone or exception. A request the budget cannot hold is answered 503
+ * with `Retry-After`, like a full queue. Triton has no such budget; it is this project's, documented
+ * in the README. (Responses a client does not read are bounded in `response-writer.ts`.)
  * @packageDocumentation
  */
 import { ServerError } from '../core/errors.js';
 
 /** Default budget for request bodies in flight: four bodies of Triton's default maximum size. */
 export const DEFAULT_MAX_INFLIGHT_BODY_BYTES = 256 * 1024 * 1024;
-/** Default time a response may take to reach the client before its connection is closed. */
-export const DEFAULT_SEND_TIMEOUT_MS = 60_000;
 /** Seconds a refused client is asked to wait (`Retry-After`). */
 export const BODY_BUDGET_RETRY_AFTER_SECS = 1;
 
@@ -92,6 +91,14 @@ export class Reservation {
   grow(bytes: number): void {
     if (this.#released || !this.budget.take(bytes)) throw new BodyBudgetExceededError(this.budget.limit);
     this.#bytes += bytes;
+  }
+
+  /** Returns `bytes` of this reservation to the budget (memory it no longer holds), keeping the rest. */
+  shrink(bytes: number): void {
+    const n = Math.min(Math.max(0, bytes), this.#bytes);
+    if (this.#released || n === 0) return;
+    this.#bytes -= n;
+    this.budget.give(n);
   }
 
   /** Returns everything to the budget (idempotent). */
