@@ -19,10 +19,12 @@ export interface StartServerOptions extends InferenceServerOptions {
   readonly allowHttp?: boolean;
   /** `--http-max-input-size` in bytes; default 64 MiB. */
   readonly httpMaxInputSize?: number;
-  /** `--http-max-inflight-body-bytes` (this project's): request bodies in flight, all connections. Default 256 MiB. */
+  /** `--http-max-inflight-body-bytes` (this project's): request bodies in flight, all connections. Default max(256 MiB, 4 × httpMaxInputSize). */
   readonly httpMaxInflightBodyBytes?: number;
   /** `--http-send-timeout-secs` (this project's): a response not delivered in time closes its connection. Default 60. */
   readonly httpSendTimeoutSecs?: number;
+  /** `--http-max-connection-output-bytes` (this project's): unread response bytes one connection may pile up. Default 64 MiB. */
+  readonly httpMaxConnectionOutputBytes?: number;
   /** `--http-restricted-api`: API categories that require a header (see `parseRestrictions`). */
   readonly httpRestrictedApi?: Restrictions;
 
@@ -87,6 +89,9 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
           : {}),
         ...(options.httpSendTimeoutSecs !== undefined
           ? { sendTimeoutMs: options.httpSendTimeoutSecs * 1000 }
+          : {}),
+        ...(options.httpMaxConnectionOutputBytes !== undefined
+          ? { maxConnectionOutputBytes: options.httpMaxConnectionOutputBytes }
           : {}),
         ...(options.httpRestrictedApi !== undefined ? { restrictions: options.httpRestrictedApi } : {}),
       });

@@ -11,7 +11,12 @@ import { DEFAULT_MAX_INPUT_SIZE } from './body.js';
 import { createRequestListener, type InFlightTracker } from './handlers.js';
 import { OffThreadJsonDecoder } from './json-decoder.js';
 import type { Restrictions } from './restricted-api.js';
-import { DEFAULT_MAX_INFLIGHT_BODY_BYTES, DEFAULT_SEND_TIMEOUT_MS, MemoryBudget } from './memory-budget.js';
+import { DEFAULT_MAX_INFLIGHT_BODY_BYTES, MemoryBudget } from './memory-budget.js';
+import {
+  DEFAULT_MAX_CONNECTION_OUTPUT_BYTES,
+  DEFAULT_SEND_TIMEOUT_MS,
+  ResponseWriter,
+} from './response-writer.js';
 
 /** Options of {@link startHttpServer}. */
 export interface HttpServerOptions {
@@ -25,8 +30,13 @@ export interface HttpServerOptions {
   readonly keepAliveTimeoutMs?: number;
   /** Request bodies in flight across all connections, in bytes (default max(256 MiB, 4 × maxInputSize)). */
   readonly maxInflightBodyBytes?: number;
-  /** How long a response may take to reach its client before the connection is closed (default 60 s). */
+  /**
+   * How long (ms) a connection with response output waiting may go without its client taking any of
+   * it before the connection is closed (default 60 s).
+   */
   readonly sendTimeoutMs?: number;
+  /** Unsent response bytes one connection may hold beyond a single response (default 64 MiB). */
+  readonly maxConnectionOutputBytes?: number;
   /** `--http-restricted-api`: categories that require a header (none by default). */
   readonly restrictions?: Restrictions;
 }
@@ -39,6 +49,8 @@ export interface HttpServerHandle {
   readonly inFlight: InFlightTracker;
   /** Request-body bytes in flight (a reservation per request, released when it ends). */
   readonly bodyBudget: MemoryBudget;
+  /** Response output waiting for clients, and the connections closed for not taking it. */
+  readonly responseWriter: ResponseWriter;
   /**
    * Stops accepting connections, closes idle keep-alive connections, waits up to `timeoutMs` for
    * in-flight requests, then closes every remaining connection. Resolves `true` when everything
@@ -57,11 +69,18 @@ export async function startHttpServer(
   const bodyBudget = new MemoryBudget(
     options.maxInflightBodyBytes ?? Math.max(DEFAULT_MAX_INFLIGHT_BODY_BYTES, 4 * maxInputSize),
   );
+  const responseWriter = new ResponseWriter({
+    sendTimeoutMs: options.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS,
+    maxConnectionOutputBytes: options.maxConnectionOutputBytes ?? DEFAULT_MAX_CONNECTION_OUTPUT_BYTES,
+    onCut: (error) => {
+      if (core.logger.isVerbose(1)) core.logger.verbose(1, error.message);
+    },
+  });
   const jsonDecoder = new OffThreadJsonDecoder();
   const { listener, inFlight } = createRequestListener(core, {
     maxInputSize,
     bodyBudget,
-    sendTimeoutMs: options.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS,
+    responseWriter,
     ...(options.restrictions !== undefined ? { restrictions: options.restrictions } : {}),
     jsonDecoder,
   });
@@ -82,6 +101,7 @@ export async function startHttpServer(
     host: options.host,
     inFlight,
     bodyBudget,
+    responseWriter,
     close(timeoutMs: number): Promise<boolean> {
       closing ??= (async () => {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));

@@ -1,0 +1,184 @@
+/**
+ * Response bodies a client does not read are not kept forever (issue 14, item 5). Bodies are written
+ * with backpressure (in slices, the next one after `'drain'`); each connection's unsent output is
+ * counted, and a connection is closed — which frees what it held — when its client takes nothing for
+ * `--http-send-timeout-secs` while output is waiting, or when responses it has not read pile up past
+ * `--http-max-connection-output-bytes`. A client that reads, however slowly, makes progress and
+ * keeps its connection; one response larger than the cap is still sent when nothing else is waiting.
+ * Triton has neither limit; both are this project's.
+ * @packageDocumentation
+ */
+import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+
+/** Default time a connection with output waiting may go without its client taking any of it. */
+export const DEFAULT_SEND_TIMEOUT_MS = 60_000;
+/** Default cap on one connection's unsent response bytes (beyond a single response). */
+export const DEFAULT_MAX_CONNECTION_OUTPUT_BYTES = 64 * 1024 * 1024;
+/**
+ * Bodies up to this size are written in one call; larger ones in slices of this size, each after the
+ * previous one has been taken by the kernel, which is what shows a slow client's progress.
+ */
+export const RESPONSE_SLICE_BYTES = 256 * 1024;
+
+/** Why a connection was closed with output still unsent. */
+export type ConnectionCutCode = 'SEND_TIMEOUT' | 'CONNECTION_OUTPUT_LIMIT';
+
+/** A connection closed because its client did not take its responses (reported, never sent). */
+export class ConnectionCutError extends Error {
+  /** Stable machine-readable reason. */
+  readonly code: ConnectionCutCode;
+  /** Response bytes the connection still held when it was closed. */
+  readonly unsentBytes: number;
+
+  constructor(code: ConnectionCutCode, unsentBytes: number, limit: number) {
+    super(
+      code === 'SEND_TIMEOUT'
+        ? `connection closed: its client took nothing for ${limit} ms with ${unsentBytes} response bytes waiting (--http-send-timeout-secs)`
+        : `connection closed: ${unsentBytes} response bytes would wait unread, over the limit of ${limit} (--http-max-connection-output-bytes)`,
+    );
+    this.name = 'ConnectionCutError';
+    this.code = code;
+    this.unsentBytes = unsentBytes;
+  }
+}
+
+/** Options of {@link ResponseWriter}. */
+export interface ResponseWriterOptions {
+  /** Time (ms) a connection with output waiting may go without progress before it is closed. */
+  readonly sendTimeoutMs: number;
+  /** Unsent response bytes one connection may hold beyond a single response. */
+  readonly maxConnectionOutputBytes: number;
+  /** Told about each connection closed by these limits (for the log). */
+  readonly onCut?: (error: ConnectionCutError) => void;
+}
+
+/** One connection's output still to be taken by its client. */
+interface ConnectionOutput {
+  bytes: number;
+  timer: NodeJS.Timeout | undefined;
+}
+
+/** Writes response bodies within the send limits; one per HTTP server. */
+export class ResponseWriter {
+  readonly #options: ResponseWriterOptions;
+  readonly #connections = new WeakMap<Socket, ConnectionOutput>();
+  #cut = 0;
+  #unsent = 0;
+
+  constructor(options: ResponseWriterOptions) {
+    this.#options = options;
+  }
+
+  /** Connections closed so far because their clients did not take their responses. */
+  get connectionsCut(): number {
+    return this.#cut;
+  }
+
+  /** Response bytes handed to connections and not yet taken by their clients, over all connections. */
+  get unsentBytes(): number {
+    return this.#unsent;
+  }
+
+  /**
+   * Sends `body` as the rest of `res` (status and headers already written) on `socket`, the
+   * request's connection (`res.socket` is not set yet for a pipelined response that waits its turn).
+   */
+  write(socket: Socket, res: ServerResponse, body: Uint8Array | string): void {
+    if (res.destroyed || socket.destroyed) return;
+    const size = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+    const connection = this.#connection(socket);
+    if (connection.bytes > 0 && connection.bytes + size > this.#options.maxConnectionOutputBytes) {
+      // Earlier responses still wait for this client: it sends requests faster than it reads.
+      this.#cutOff(socket, connection, 'CONNECTION_OUTPUT_LIMIT', connection.bytes + size);
+      return;
+    }
+    this.#hold(socket, connection, size);
+    let released = false;
+    const release = (): void => {
+      if (released) return;
+      released = true;
+      this.#release(connection, size);
+    };
+    res.once('finish', release);
+    res.once('close', release);
+    if (size <= RESPONSE_SLICE_BYTES) {
+      res.end(body);
+      return;
+    }
+    const bytes =
+      typeof body === 'string'
+        ? Buffer.from(body)
+        : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+    let offset = 0;
+    const pump = (): void => {
+      while (!res.destroyed) {
+        const end = Math.min(offset + RESPONSE_SLICE_BYTES, bytes.byteLength);
+        const slice = bytes.subarray(offset, end);
+        offset = end;
+        if (offset === bytes.byteLength) {
+          res.end(slice);
+          return;
+        }
+        if (!res.write(slice)) {
+          res.once('drain', pump);
+          return;
+        }
+      }
+    };
+    res.once('close', () => res.off('drain', pump));
+    pump();
+  }
+
+  #connection(socket: Socket): ConnectionOutput {
+    let connection = this.#connections.get(socket);
+    if (connection !== undefined) return connection;
+    const created: ConnectionOutput = { bytes: 0, timer: undefined };
+    this.#connections.set(socket, created);
+    // Whatever the kernel takes off the socket's queue is progress: the client is reading.
+    socket.on('drain', () => created.timer?.refresh());
+    socket.once('close', () => {
+      clearTimeout(created.timer);
+      created.timer = undefined;
+      this.#unsent -= created.bytes;
+      created.bytes = 0;
+    });
+    connection = created;
+    return connection;
+  }
+
+  #hold(socket: Socket, connection: ConnectionOutput, size: number): void {
+    connection.bytes += size;
+    this.#unsent += size;
+    connection.timer ??= setTimeout(() => {
+      this.#cutOff(socket, connection, 'SEND_TIMEOUT', connection.bytes);
+    }, this.#options.sendTimeoutMs).unref();
+  }
+
+  #release(connection: ConnectionOutput, size: number): void {
+    // After a close the socket's own handler has already zeroed the connection.
+    if (connection.bytes === 0) return;
+    connection.bytes -= size;
+    this.#unsent -= size;
+    if (connection.bytes > 0) {
+      connection.timer?.refresh(); // a response was delivered: progress
+      return;
+    }
+    clearTimeout(connection.timer);
+    connection.timer = undefined;
+  }
+
+  #cutOff(socket: Socket, connection: ConnectionOutput, code: ConnectionCutCode, unsent: number): void {
+    clearTimeout(connection.timer);
+    connection.timer = undefined;
+    if (socket.destroyed) return;
+    this.#cut++;
+    const limit =
+      code === 'SEND_TIMEOUT' ? this.#options.sendTimeoutMs : this.#options.maxConnectionOutputBytes;
+    this.#options.onCut?.(new ConnectionCutError(code, unsent, limit));
+    // Its output goes with the connection.
+    this.#unsent -= connection.bytes;
+    connection.bytes = 0;
+    socket.destroy();
+  }
+}
