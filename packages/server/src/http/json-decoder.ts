@@ -21,13 +21,25 @@ import type { DecodeAnswer, DecodeJob } from './json-decode-worker.js';
 /** JSON parts larger than this are decoded off the main thread. */
 export const OFF_THREAD_JSON_BYTES = 1024 * 1024;
 
+/**
+ * The worker is ended after this long with nothing to decode: its heap (the parsed JSON, and the
+ * bodies it was handed, garbage it would only collect when it next allocates) goes back to the system
+ * at once instead of staying with an idle thread (issue 14, item 7). The next large body starts a
+ * new one.
+ */
+export const JSON_DECODER_IDLE_MS = 1000;
+
 function startWorker(): Worker {
   return startWorkerModule(new URL('./json-decode-worker.js', import.meta.url), import.meta.url);
 }
 
-/** Decodes infer bodies, large JSON ones in one worker thread (started on first use, unreferenced while idle). */
+/**
+ * Decodes infer bodies, large JSON ones in one worker thread (started on first use, unreferenced while
+ * idle, ended after {@link JSON_DECODER_IDLE_MS} without work).
+ */
 export class OffThreadJsonDecoder {
   #worker: Worker | undefined;
+  #idleTimer: NodeJS.Timeout | undefined;
   #next = 0;
   readonly #pending = new Map<
     number,
@@ -65,6 +77,8 @@ export class OffThreadJsonDecoder {
     modelName: string,
   ): Promise<DecodedInferRequest | RawInferRequest> {
     const worker = this.#ensureWorker();
+    clearTimeout(this.#idleTimer);
+    this.#idleTimer = undefined;
     const id = this.#next++;
     // The body is not used on this thread any more: hand its memory over (a copy when it is shared).
     const own =
@@ -85,6 +99,8 @@ export class OffThreadJsonDecoder {
   async close(): Promise<void> {
     const worker = this.#worker;
     this.#worker = undefined;
+    clearTimeout(this.#idleTimer);
+    this.#idleTimer = undefined;
     this.#failAll(new Error('the JSON decoder was closed'));
     await worker?.terminate();
   }
@@ -97,7 +113,10 @@ export class OffThreadJsonDecoder {
       const pending = this.#pending.get(answer.id);
       if (pending === undefined) return;
       this.#pending.delete(answer.id);
-      if (this.#pending.size === 0) worker.unref();
+      if (this.#pending.size === 0) {
+        worker.unref();
+        this.#stopWhenIdle(worker);
+      }
       if (answer.ok) pending.resolve(answer.request);
       else if (answer.error.name === 'ProtocolError' && answer.error.code !== undefined) {
         const { code, message, status } = answer.error;
@@ -117,6 +136,19 @@ export class OffThreadJsonDecoder {
     });
     this.#worker = worker;
     return worker;
+  }
+
+  #stopWhenIdle(worker: Worker): void {
+    clearTimeout(this.#idleTimer);
+    this.#idleTimer = setTimeout(() => {
+      this.#idleTimer = undefined;
+      if (this.#worker !== worker || this.#pending.size > 0) return;
+      this.#worker = undefined;
+      // Nothing is pending on it: its exit must not fail the jobs of the worker started after it.
+      worker.removeAllListeners();
+      worker.on('error', () => undefined);
+      void worker.terminate();
+    }, JSON_DECODER_IDLE_MS).unref();
   }
 
   #failAll(error: Error): void {
