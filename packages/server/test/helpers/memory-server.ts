@@ -1,0 +1,69 @@
+/**
+ * A server in its own process for memory tests (`test/http/memory-process.test.ts`), started with
+ * `fork(this file, [JSON options], { execArgv: ['--expose-gc', '--import', 'tsx'] })`. It writes the
+ * test models named in `models` into a temp directory, serves them with `http` options on 127.0.0.1,
+ * sends `{ port }` when listening, and answers each `'stats'` message with the memory it holds after a
+ * full garbage collection; `'close'` shuts it down and exits.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { InferenceServer } from '../../src/core/server.js';
+import { startHttpServer, type HttpServerOptions } from '../../src/http/server.js';
+import { writeTestModelRepository } from '../../src/testing/index.js';
+
+/** What the parent passes (JSON, first argument). */
+export interface MemoryServerOptions {
+  readonly models: readonly string[];
+  readonly http: Omit<HttpServerOptions, 'port' | 'host'>;
+}
+
+/** The answer to `'stats'`. */
+export interface MemoryServerStats {
+  /** Bytes, after `gc()`. */
+  readonly rss: number;
+  readonly heapUsed: number;
+  readonly external: number;
+  readonly arrayBuffers: number;
+  readonly bodyBudgetUsed: number;
+  readonly unsentResponseBytes: number;
+  readonly connectionsCut: number;
+  readonly connections: number;
+}
+
+const options = JSON.parse(process.argv[2] ?? '{}') as MemoryServerOptions;
+const dir = await mkdtemp(join(tmpdir(), 'tritonserver-ts-memory-'));
+await writeTestModelRepository(dir, { only: options.models });
+const core = await InferenceServer.create({ modelRepositories: [dir], logSink: () => undefined });
+const http = await startHttpServer(core, { ...options.http, port: 0, host: '127.0.0.1' });
+const gc = (globalThis as { gc?: () => void }).gc;
+
+process.on('message', (message: unknown) => {
+  if (message === 'stats') {
+    gc?.();
+    gc?.();
+    const m = process.memoryUsage();
+    http.server.getConnections((_, connections) => {
+      const stats: MemoryServerStats = {
+        rss: m.rss,
+        heapUsed: m.heapUsed,
+        external: m.external,
+        arrayBuffers: m.arrayBuffers,
+        bodyBudgetUsed: http.bodyBudget.used,
+        unsentResponseBytes: http.responseWriter.unsentBytes,
+        connectionsCut: http.responseWriter.connectionsCut,
+        connections,
+      };
+      process.send?.(stats);
+    });
+  } else if (message === 'close') {
+    void (async () => {
+      await http.close(1000);
+      await core.shutdown();
+      await rm(dir, { recursive: true, force: true });
+      process.exit(0);
+    })();
+  }
+});
+process.send?.({ port: http.port });
