@@ -110,8 +110,14 @@ export const FLAGS: Readonly<Record<string, FlagSpec>> = {
   'http-send-timeout-secs': {
     kind: 'int',
     arg: '<secs>',
-    help: 'A response not delivered within this time closes its connection (tritonserver-ts only).',
+    help: 'A connection whose client takes none of its waiting response for this long is closed (tritonserver-ts only).',
     default: '60',
+  },
+  'http-max-connection-output-bytes': {
+    kind: 'int',
+    arg: '<bytes>',
+    help: 'Unread response bytes one connection may pile up beyond one response; past it the connection is closed (tritonserver-ts only).',
+    default: String(64 * 1024 * 1024),
   },
   'allow-metrics': {
     kind: 'bool',
@@ -139,7 +145,7 @@ export const FLAGS: Readonly<Record<string, FlagSpec>> = {
   'trace-config': {
     kind: 'list',
     arg: '[<mode>,]<setting>=<value>',
-    help: 'Initial trace settings (level, rate, count, log-frequency, file, mode); kept and reported, no trace output is written.',
+    help: "Initial trace settings, repeatable: level=TIMESTAMPS|OFF, rate=<n>, count=<n>, triton,file=<path>, triton,log-frequency=<n> (Triton's JSON trace file; TENSORS and opentelemetry are not supported).",
   },
   'log-verbose': {
     kind: 'int',
@@ -215,6 +221,11 @@ export function parseArgs(argv: readonly string[]): CliOptions {
     const eq = arg.indexOf('=');
     const name = eq < 0 ? arg.slice(2) : arg.slice(2, eq);
     const spec = FLAGS[name];
+    if (name === 'grpc-restricted-protocol') {
+      throw new CliUsageError(
+        `Bad option: "--grpc-restricted-protocol".\ntritonserver-ts has no gRPC endpoint yet, so there is nothing to restrict; use --http-restricted-api for the HTTP endpoint`,
+      );
+    }
     if (spec === undefined) throw new CliUsageError(`unrecognized option '--${name}'`);
     let value: string;
     if (eq >= 0) value = arg.slice(eq + 1);
@@ -298,6 +309,7 @@ export function parseArgs(argv: readonly string[]): CliOptions {
       ? { httpMaxInflightBodyBytes: int('http-max-inflight-body-bytes', int('http-max-input-size', 1)) }
       : {}),
     httpSendTimeoutSecs: int('http-send-timeout-secs', 1),
+    httpMaxConnectionOutputBytes: int('http-max-connection-output-bytes', 1),
     allowClientShm: bool('allow-client-shm'),
     ...(one('metrics-address') !== undefined ? { metricsAddress: one('metrics-address') as string } : {}),
     ...(allowMetrics ? { metricsPort } : {}),

@@ -39,8 +39,10 @@ import {
   type Reservation,
 } from './memory-budget.js';
 import type { OffThreadJsonDecoder } from './json-decoder.js';
+import type { ResponseWriter } from './response-writer.js';
 import { missingRestrictionHeader, type Restrictions } from './restricted-api.js';
 import { allowedMethods, matchRoute, type Route } from './router.js';
+import { HttpRequestTrace } from './trace.js';
 
 /** What a handler answers. */
 export interface HttpReply {
@@ -56,8 +58,8 @@ export interface HttpFrontEndOptions {
   readonly maxInputSize: number;
   /** Request bodies (and their decompressed form) in flight across all connections; none = unbounded. */
   readonly bodyBudget?: MemoryBudget;
-  /** How long a response may take to reach its client before the connection is closed. */
-  readonly sendTimeoutMs?: number;
+  /** Writes response bodies with backpressure, the send timeout and the per-connection output cap. */
+  readonly responseWriter?: ResponseWriter;
   /** `--http-restricted-api`: categories that require a header. */
   readonly restrictions?: Restrictions;
   /** Decodes large JSON infer bodies off the event loop (else every body is decoded inline). */
@@ -93,7 +95,10 @@ export function errorReply(error: unknown): HttpReply {
   return { status, headers, body: JSON.stringify({ error: e.message }) };
 }
 
-/** Parses an optional JSON object body (empty body → `{}`). */
+/**
+ * Parses an optional JSON body whose members are looked up (empty body → `{}`). As TritonJson's
+ * `Find` on a value that is not an object, any other JSON value has no members: `{}`.
+ */
 function parseObjectBody(body: Uint8Array, what: string): Record<string, unknown> {
   if (body.byteLength === 0) return {};
   const text = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
@@ -104,9 +109,7 @@ function parseObjectBody(body: Uint8Array, what: string): Record<string, unknown
   } catch (error) {
     throw toServerError(error);
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw invalidArg(`${what} must be a JSON object`);
-  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return {};
   return value as Record<string, unknown>;
 }
 
@@ -119,16 +122,13 @@ function parseAnyBody(body: Uint8Array, what: string): unknown {
   }
 }
 
-function toNumber(v: number | bigint | undefined): number {
-  return v === undefined ? 0 : Number(v);
-}
-
+/** The codec's shared-memory reference for the core (uint64 values stay exact for its checks). */
 function shmRef(
   ref: { region: string; byteSize: number | bigint; offset?: number | bigint } | undefined,
 ): SharedMemoryRef | undefined {
   return ref === undefined
     ? undefined
-    : { region: ref.region, byteSize: toNumber(ref.byteSize), offset: toNumber(ref.offset) };
+    : { region: ref.region, byteSize: ref.byteSize, offset: ref.offset ?? 0 };
 }
 
 /** Maps the codec's decoded request onto the core's request. */
@@ -185,9 +185,11 @@ async function handleInfer(
   signal: AbortSignal,
   receivedAt: bigint,
   reservation?: Reservation,
+  httpTrace?: HttpRequestTrace,
 ): Promise<HttpReply> {
-  // As in Triton, the model is looked up before the body is examined.
+  // As in Triton, the model is looked up before the body is examined; then the request is sampled.
   core.models.resolve(route.name, route.version);
+  const trace = httpTrace?.sample(core, route.name);
   const encoding = checkContentEncoding(req.headers['content-encoding']);
   const body = await decompressRequestBody(raw, encoding, options.maxInputSize, reservation);
   let decoded: DecodedInferRequest | RawInferRequest;
@@ -202,6 +204,7 @@ async function handleInfer(
   }
   const response = await core.infer(toCoreRequest(route, decoded, signal, receivedAt), {
     refuseDecoupled: true,
+    ...(trace !== undefined ? { trace } : {}),
   });
   const outputs: ResponseOutput[] = response.outputs.map((o) => {
     if (o.sharedMemory !== undefined) {
@@ -209,7 +212,7 @@ async function handleInfer(
         shared_memory_region: o.sharedMemory.region,
         shared_memory_byte_size: o.sharedMemory.byteSize,
       };
-      if (o.sharedMemory.offset !== 0) parameters.shared_memory_offset = o.sharedMemory.offset;
+      if (BigInt(o.sharedMemory.offset) !== 0n) parameters.shared_memory_offset = o.sharedMemory.offset;
       return { tensor: o.tensor, binary: false, omitData: true, parameters };
     }
     return { tensor: o.tensor, binary: outputWantsBinary(decoded, o.name) };
@@ -233,6 +236,7 @@ async function handleInfer(
     out = await compressBody(out, coding);
     headers['Content-Encoding'] = coding;
   }
+  httpTrace?.responseReady();
   return { status: 200, headers, body: out };
 }
 
@@ -258,6 +262,7 @@ async function handleRoute(
   signal: AbortSignal,
   receivedAt: bigint,
   reservation?: Reservation,
+  httpTrace?: HttpRequestTrace,
 ): Promise<HttpReply> {
   switch (route.kind) {
     case 'server-metadata':
@@ -300,7 +305,7 @@ async function handleRoute(
               : core.traceSettings(route.name),
           );
         case 'infer':
-          return handleInfer(core, route, req, body, options, signal, receivedAt, reservation);
+          return handleInfer(core, route, req, body, options, signal, receivedAt, reservation, httpTrace);
         case 'generate':
         case 'generate_stream':
           core.models.resolve(route.name, route.version);
@@ -318,11 +323,11 @@ async function handleRoute(
     case 'repository-model': {
       const b = parseObjectBody(body, `${route.action} request`);
       const parameters = b.parameters ?? {};
-      if (parameters === null || typeof parameters !== 'object' || Array.isArray(parameters)) {
-        throw invalidArg("'parameters' must be a JSON object");
-      }
-      const params = parameters as Record<string, unknown>;
       if (route.action === 'unload') {
+        const params = (typeof parameters === 'object' && parameters !== null ? parameters : {}) as Record<
+          string,
+          unknown
+        >;
         const dependents = params.unload_dependents;
         if (dependents !== undefined && typeof dependents !== 'boolean') {
           throw invalidArg("'unload_dependents' must be a boolean");
@@ -330,9 +335,15 @@ async function handleRoute(
         await core.unloadModel(route.name, { unloadDependents: dependents === true });
         return empty(200);
       }
-      const config = params.config;
-      if (config !== undefined && typeof config !== 'string')
-        throw invalidArg("'config' must be a JSON string");
+      // Triton's load: every member of 'parameters' is read as a string (TritonJson's wording).
+      if (parameters === null || typeof parameters !== 'object' || Array.isArray(parameters)) {
+        throw invalidArg('attempt to get members for non-object');
+      }
+      const params = parameters as Record<string, unknown>;
+      for (const value of Object.values(params)) {
+        if (typeof value !== 'string') throw invalidArg('attempt to access JSON non-string as string');
+      }
+      const config = params.config as string | undefined;
       const files = decodeFiles(params);
       await core.loadModel(route.name, {
         ...(config !== undefined ? { config } : {}),
@@ -403,32 +414,46 @@ export function createRequestListener(
 
   const listener = (req: IncomingMessage, res: ServerResponse): void => {
     const receivedAt = process.hrtime.bigint();
+    const httpTrace = new HttpRequestTrace(res, receivedAt);
     count++;
     const controller = new AbortController();
     const reservation = options.bodyBudget?.open();
+    // The reservation is returned when the handler settles (below), not on close: a request whose
+    // client is gone still holds its body until its inference ends.
     res.once('close', () => {
       if (!res.writableFinished) controller.abort();
-      reservation?.release();
     });
     const path = (req.url ?? '/').split('?')[0] as string;
     let bytesIn = 0;
     void (async (): Promise<HttpReply> => {
       const route = matchRoute(path);
       if (route === undefined) return json(404, { error: 'Not Found' });
-      if (!allowedMethods(route).includes(req.method ?? ''))
-        return json(405, { error: 'Method Not Allowed' });
+      // As Triton's handlers: the restriction is checked before the method.
       if (options.restrictions !== undefined) {
         const missing = missingRestrictionHeader(options.restrictions, route, (n) => req.headers[n]);
         if (missing !== undefined)
           return json(403, { error: `This API is restricted, expecting header '${missing}'` });
       }
+      if (!allowedMethods(route).includes(req.method ?? ''))
+        return json(405, { error: 'Method Not Allowed' });
       try {
         const body =
           req.method === 'POST'
             ? await readBody(req, options.maxInputSize, alignmentOf(req), reservation)
             : Buffer.alloc(0);
         bytesIn = body.byteLength;
-        return await handleRoute(core, route, req, body, options, controller.signal, receivedAt, reservation);
+        httpTrace.bodyRead();
+        return await handleRoute(
+          core,
+          route,
+          req,
+          body,
+          options,
+          controller.signal,
+          receivedAt,
+          reservation,
+          httpTrace,
+        );
       } catch (error) {
         return errorReply(error);
       }
@@ -436,6 +461,7 @@ export function createRequestListener(
       .then((reply) => {
         // The body has been turned into the reply: its bytes leave the in-flight budget.
         reservation?.release();
+        httpTrace.sending();
         send(req, res, reply, options);
         if (core.logger.isVerbose(1)) {
           core.logger.verbose(
@@ -476,22 +502,13 @@ function send(
 ): void {
   if (res.destroyed || res.writableEnded) return;
   const body = reply.body ?? '';
-  const socket = req.socket;
   const headers: Record<string, string | number> = {
     ...reply.headers,
     'Content-Length': Buffer.byteLength(body),
   };
   res.writeHead(reply.status, headers);
-  res.end(body);
-  // Output a client does not read stays in memory: node:http stops reading a connection whose unsent
-  // output passes its high-water mark (so pipelined requests cannot pile responses up), and a
-  // response not delivered within the send timeout closes the connection, which frees it.
-  if (options.sendTimeoutMs !== undefined && !res.writableFinished) {
-    const timer = setTimeout(() => socket.destroy(), options.sendTimeoutMs).unref();
-    const settle = (): void => clearTimeout(timer);
-    res.once('finish', settle);
-    res.once('close', settle);
-  }
+  if (options.responseWriter !== undefined) options.responseWriter.write(req.socket, res, body);
+  else res.end(body);
   if (!req.complete) {
     if (headers.Connection === 'close') res.once('finish', () => req.destroy());
     else drainAfterAnswer(req, res);

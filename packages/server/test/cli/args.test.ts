@@ -22,17 +22,40 @@ describe('command-line parsing', () => {
     expect(o.metricsPort).toBe(8002);
   });
 
-  it('takes the memory limits of this project (body budget, send timeout)', () => {
+  it('takes the memory limits of this project (body budget, send timeout, per-connection output)', () => {
     const defaults = parseArgs(['--model-repository=/m']);
     expect(defaults.server).not.toHaveProperty('httpMaxInflightBodyBytes');
     expect(defaults.server.httpSendTimeoutSecs).toBe(60);
+    expect(defaults.server.httpMaxConnectionOutputBytes).toBe(64 * 1024 * 1024);
     const o = parseArgs([
       '--model-repository=/m',
       '--http-max-input-size=1000',
       '--http-max-inflight-body-bytes=5000',
       '--http-send-timeout-secs=5',
+      '--http-max-connection-output-bytes',
+      '1048576',
     ]);
-    expect(o.server).toMatchObject({ httpMaxInflightBodyBytes: 5000, httpSendTimeoutSecs: 5 });
+    expect(o.server).toMatchObject({
+      httpMaxInflightBodyBytes: 5000,
+      httpSendTimeoutSecs: 5,
+      httpMaxConnectionOutputBytes: 1048576,
+    });
+    expect(() => parseArgs(['--model-repository=/m', '--http-send-timeout-secs=0'])).toThrow(
+      'invalid value for --http-send-timeout-secs: 0',
+    );
+    expect(() => parseArgs(['--model-repository=/m', '--http-max-connection-output-bytes=0'])).toThrow(
+      'invalid value for --http-max-connection-output-bytes: 0',
+    );
+    expect(() => parseArgs(['--model-repository=/m', '--http-max-connection-output-bytes=1M'])).toThrow(
+      "invalid value for --http-max-connection-output-bytes: '1M' (expected an integer)",
+    );
+    for (const flag of [
+      '--http-max-inflight-body-bytes',
+      '--http-send-timeout-secs',
+      '--http-max-connection-output-bytes',
+    ]) {
+      expect(usage()).toContain(flag);
+    }
     // A budget that cannot hold one body of the largest accepted size is refused.
     expect(() =>
       parseArgs([
