@@ -316,6 +316,8 @@ export function prepareRequest(
     if (input.sharedMemory !== undefined) {
       const bytes = options.sharedMemory.read(input.sharedMemory);
       data = decodeRaw(expected, bytes, count, input.name, model);
+    } else if (input.raw !== undefined) {
+      data = decodeRaw(expected, input.raw, count, input.name, model);
     } else if (input.data !== undefined) {
       data = input.data;
       const n = dataLength(data);

@@ -24,8 +24,13 @@ export interface CoreInferInput {
   /** The datatype string as sent (validated against the model by the core). */
   readonly datatype: string;
   readonly shape: readonly number[];
-  /** Decoded data; absent when the input is in shared memory. */
+  /** Decoded data; absent when the input is in shared memory or given as {@link CoreInferInput.raw}. */
   readonly data?: TensorData;
+  /**
+   * The input's raw wire bytes (gRPC `raw_input_contents`, or typed `contents` serialised), decoded
+   * by the core against the model's datatype and the shape, with Triton's byte-size message.
+   */
+  readonly raw?: Uint8Array;
   /** Set when the input's data is in a registered shared-memory region. */
   readonly sharedMemory?: SharedMemoryRef;
   readonly parameters?: Readonly<Record<string, ParameterValue>>;
