@@ -71,6 +71,13 @@ const schema = z
     S3_ENDPOINT: z.string().trim().url().optional(),
     S3_BUCKET: z.string().trim().min(3).default('gourmetgram-feedback'),
     S3_REGION: z.string().trim().min(1).default('us-east-1'),
+    /** The original GourmetGram's layout: `class_NN/<id><ext>` with tags, in its own bucket. */
+    S3_PRODUCTION_LAYOUT: bool.default(true),
+    S3_PRODUCTION_BUCKET: z
+      .string()
+      .trim()
+      .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'an S3 bucket name (3–63 of a-z 0-9 . -)')
+      .default('production'),
     S3_ACCESS_KEY_ID: z.string().optional(),
     S3_SECRET_ACCESS_KEY: z.string().optional(),
     /** MinIO names used by the original GourmetGram production branch; aliases of the S3_* ones. */
@@ -103,6 +110,8 @@ const schema = z
           endpoint: s3Endpoint?.replace(/\/+$/, '') ?? '',
           bucket: e.S3_BUCKET,
           region: e.S3_REGION,
+          productionLayout: e.S3_PRODUCTION_LAYOUT,
+          productionBucket: e.S3_PRODUCTION_BUCKET,
           accessKeyId: e.S3_ACCESS_KEY_ID ?? e.MINIO_USER ?? '',
           secretAccessKey: e.S3_SECRET_ACCESS_KEY ?? e.MINIO_PASSWORD ?? '',
         },
@@ -114,6 +123,14 @@ const schema = z
   .superRefine((e, ctx) => {
     if (e.feedback.storage === 's3' && !e.feedback.s3.endpoint) {
       ctx.addIssue({ code: 'custom', path: ['S3_ENDPOINT'], message: 'required when FEEDBACK_STORAGE=s3' });
+    }
+    const { s3 } = e.feedback;
+    if (e.feedback.storage === 's3' && s3.productionLayout && s3.bucket === s3.productionBucket) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['S3_BUCKET'],
+        message: `must differ from S3_PRODUCTION_BUCKET ("${s3.productionBucket}"): tools written for the original read every object of that bucket as a class_NN/ photo`,
+      });
     }
   });
 

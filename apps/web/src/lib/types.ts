@@ -42,6 +42,8 @@ export interface FeedbackRecord {
   predictionId: string;
   prediction?: Omit<Prediction, 'top'> & { top: ClassProbability[] };
   upload?: { key: string; contentType: string; bytes: number };
+  /** The upload's object in the original GourmetGram production layout (S3 storage only). */
+  production?: { bucket: string; key: string; contentType: string };
   events: FeedbackEvent[];
 }
 

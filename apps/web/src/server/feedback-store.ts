@@ -1,5 +1,5 @@
 import 'server-only';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { rename as renameCb, writeFile as writeFileCb } from 'node:fs';
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { promisify } from 'node:util';
@@ -9,6 +9,8 @@ import { env } from '../env';
 import type { FeedbackEvent, FeedbackRecord, Prediction } from '../lib/types';
 import { GatewayError } from './errors';
 import { checkPredictionId } from './prediction-id';
+import type { ProductionObject, TaggableObjects } from './production-layout';
+import { ProductionLayout } from './production-layout';
 
 /** Where feedback objects live: a directory or an S3-compatible bucket. Keys use `/`. */
 export interface BlobStore {
@@ -76,7 +78,7 @@ export class LocalBlobStore implements BlobStore {
 }
 
 /** An S3-compatible bucket (MinIO, AWS S3), path-style, SigV4-signed with aws4fetch. */
-export class S3BlobStore implements BlobStore {
+export class S3BlobStore implements BlobStore, TaggableObjects {
   readonly kind = 's3';
   private readonly aws: AwsClient;
   private readonly base: string;
@@ -98,6 +100,10 @@ export class S3BlobStore implements BlobStore {
   }
   private ensureBucket(): Promise<void> {
     this.bucketReady ??= (async () => {
+      // An existing bucket is used as it is (a key allowed objects only may not create buckets).
+      const head = await this.aws.fetch(this.base, { method: 'HEAD' });
+      await head.body?.cancel();
+      if (head.ok) return;
       const res = await this.aws.fetch(this.base, { method: 'PUT' });
       // 200 created; 409 BucketAlreadyOwnedByYou / BucketAlreadyExists.
       if (!res.ok && res.status !== 409)
@@ -133,6 +139,32 @@ export class S3BlobStore implements BlobStore {
     if (!res.ok) throw new Error(`S3 GET ${key}: HTTP ${res.status}`);
     return Buffer.from(await res.arrayBuffer());
   }
+  /** GetObjectTagging: the object's tags in stored order; throws when the object is missing. */
+  async getTags(key: string): Promise<[string, string][]> {
+    checkKey(key);
+    const res = await this.aws.fetch(`${this.url(key)}?tagging`);
+    if (!res.ok) {
+      await res.body?.cancel();
+      throw new Error(`S3 GET ${key}?tagging: HTTP ${res.status}`);
+    }
+    return parseTagSet(await res.text());
+  }
+  /** PutObjectTagging: replaces the object's whole tag set. */
+  async putTags(key: string, tags: [string, string][]): Promise<void> {
+    checkKey(key);
+    const body = tagSetXml(tags);
+    const res = await this.aws.fetch(`${this.url(key)}?tagging`, {
+      method: 'PUT',
+      body,
+      // AWS requires an integrity header on PutObjectTagging.
+      headers: {
+        'content-type': 'application/xml',
+        'content-md5': createHash('md5').update(body).digest('base64'),
+      },
+    });
+    await res.body?.cancel();
+    if (!res.ok) throw new Error(`S3 PUT ${key}?tagging: HTTP ${res.status}`);
+  }
   async list(prefix: string): Promise<string[]> {
     checkKey(prefix);
     const keys: string[] = [];
@@ -154,6 +186,30 @@ export class S3BlobStore implements BlobStore {
     } while (token);
     return keys;
   }
+}
+
+function encodeXml(s: string) {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+}
+
+/** The body of PutObjectTagging. */
+export function tagSetXml(tags: [string, string][]): string {
+  const items = tags
+    .map(([k, v]) => `<Tag><Key>${encodeXml(k)}</Key><Value>${encodeXml(v)}</Value></Tag>`)
+    .join('');
+  return `<?xml version="1.0" encoding="UTF-8"?><Tagging xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><TagSet>${items}</TagSet></Tagging>`;
+}
+
+/** The tags of a GetObjectTagging answer, in document order. */
+export function parseTagSet(xml: string): [string, string][] {
+  const tags: [string, string][] = [];
+  for (const m of xml.matchAll(/<Tag>([\s\S]*?)<\/Tag>/g)) {
+    const inner = m[1] ?? '';
+    const key = /<Key>([\s\S]*?)<\/Key>/.exec(inner)?.[1];
+    const value = /<Value>([\s\S]*?)<\/Value>/.exec(inner)?.[1] ?? '';
+    if (key !== undefined) tags.push([decodeXml(key), decodeXml(value)]);
+  }
+  return tags;
 }
 
 function decodeXml(s: string) {
@@ -189,6 +245,10 @@ const CONTENT_TYPE: Record<string, string> = {
  * `predictions/<id>.json`, `uploads/<id>.<ext>`, `feedback/<id>/<time>-<random>.json` — one object per
  * event, never read-modify-write, so concurrent flags and corrections are all kept.
  *
+ * With a {@link ProductionLayout} (S3 storage), every prediction of an upload is also written in the
+ * original GourmetGram's layout in its own bucket, and feedback is merged into that object's tags;
+ * the prediction's record names that object (`production`).
+ *
  * By default (like Gradio's flagging) a prediction is persisted only when someone gives feedback on
  * it: recent predictions and their uploads wait in a bounded in-memory list. With
  * `FEEDBACK_SAVE_PREDICTIONS=true` (the original production branch's behaviour) every prediction is
@@ -196,19 +256,36 @@ const CONTENT_TYPE: Record<string, string> = {
  */
 export class FeedbackStore {
   private readonly pending = new Map<string, Promise<void>>();
-  private readonly recent = new Map<string, { prediction: Prediction; upload: Uint8Array }>();
+  private readonly recent = new Map<
+    string,
+    { prediction: Prediction; upload: Uint8Array; production: ProductionObject | undefined }
+  >();
   private recentBytes = 0;
 
   constructor(
     readonly blobs: BlobStore,
     readonly recentLimits = { entries: 500, bytes: 64 * 1024 * 1024 },
+    /** The original production layout (S3 only); undefined when off. */
+    readonly production?: ProductionLayout,
   ) {}
 
+  /**
+   * Starts writing an upload's prediction in the original production layout (when configured; never
+   * rejects) and returns where it goes. `fileName` is the upload's own name (its extension is kept).
+   */
+  recordProduction(
+    prediction: Prediction,
+    upload: Uint8Array,
+    fileName: string,
+  ): ProductionObject | undefined {
+    return this.production?.record(prediction, upload, fileName);
+  }
+
   /** Keeps a prediction in memory so later feedback can persist it with its upload. */
-  remember(prediction: Prediction, upload: Uint8Array): void {
+  remember(prediction: Prediction, upload: Uint8Array, production?: ProductionObject): void {
     const id = prediction.requestId;
     if (upload.byteLength > this.recentLimits.bytes) return;
-    this.recent.set(id, { prediction, upload });
+    this.recent.set(id, { prediction, upload, production });
     this.recentBytes += upload.byteLength;
     for (const [oldId, old] of this.recent) {
       if (this.recent.size <= this.recentLimits.entries && this.recentBytes <= this.recentLimits.bytes) break;
@@ -218,14 +295,18 @@ export class FeedbackStore {
   }
 
   /** Saves a prediction and its upload. Callers may fire and forget; feedback waits for it. */
-  savePrediction(prediction: Prediction, upload: Uint8Array): Promise<void> {
+  savePrediction(prediction: Prediction, upload: Uint8Array, production?: ProductionObject): Promise<void> {
     const id = prediction.requestId;
     const format = prediction.image.format;
     const key = `uploads/${id}.${EXT[format] ?? 'bin'}`;
     const contentType = CONTENT_TYPE[format] ?? 'application/octet-stream';
     const task = (async () => {
       await this.blobs.put(key, upload, contentType);
-      const record = { ...prediction, upload: { key, contentType, bytes: upload.byteLength } };
+      const record = {
+        ...prediction,
+        upload: { key, contentType, bytes: upload.byteLength },
+        ...(production ? { production } : {}),
+      };
       await this.blobs.put(`predictions/${id}.json`, JSON.stringify(record, null, 1), 'application/json');
     })();
     this.pending.set(id, task);
@@ -236,31 +317,50 @@ export class FeedbackStore {
     return task;
   }
 
-  /** Waits for every prediction save in flight. */
+  /** Waits for every prediction save, production-layout write and tag update in flight. */
   async flush(): Promise<void> {
     await Promise.allSettled([...this.pending.values()]);
+    await this.production?.flush();
   }
 
-  /** Makes sure the prediction is persisted (from memory if needed); 404 when it is unknown. */
-  private async ensureSaved(predictionId: string): Promise<void> {
+  /**
+   * Makes sure the prediction is persisted (from memory if needed) and returns its production
+   * object, if any; 404 when it is unknown.
+   */
+  private async ensureSaved(predictionId: string): Promise<ProductionObject | undefined> {
     await this.pending.get(predictionId)?.catch(() => undefined);
-    if (await this.blobs.get(`predictions/${predictionId}.json`)) return;
+    const recent = this.recent.get(predictionId);
+    const raw = await this.blobs.get(`predictions/${predictionId}.json`);
+    if (raw) return recent?.production ?? (JSON.parse(raw.toString('utf8')) as StoredRecord).production;
     // Another feedback call may have started saving it while we looked.
     const inFlight = this.pending.get(predictionId);
-    if (inFlight) return inFlight;
-    const recent = this.recent.get(predictionId);
+    if (inFlight) {
+      await inFlight;
+      return recent?.production;
+    }
     if (!recent)
       throw new GatewayError('NOT_FOUND', `No stored or recent prediction with id ${predictionId}.`);
-    return this.savePrediction(recent.prediction, recent.upload);
+    await this.savePrediction(recent.prediction, recent.upload, recent.production);
+    return recent.production;
   }
 
+  /**
+   * Stores one feedback event as its own object; with the production layout, also merges it into the
+   * tags of the prediction's production object (`flagged=true` / `corrected_class=<label>`) before
+   * answering. A failed tag update is logged and counted; the event is stored all the same.
+   */
   async addEvent(predictionId: string, event: Omit<FeedbackEvent, 'at'>): Promise<FeedbackEvent> {
     checkPredictionId(predictionId);
-    await this.ensureSaved(predictionId);
+    const production = await this.ensureSaved(predictionId);
     const at = new Date().toISOString();
     const full: FeedbackEvent = { ...event, at };
     const key = `feedback/${predictionId}/${at.replace(/[:.]/g, '-')}-${randomBytes(6).toString('hex')}.json`;
     await this.blobs.put(key, JSON.stringify(full), 'application/json');
+    if (this.production && production) {
+      if (event.kind === 'flag') await this.production.flag(production.key);
+      else if (event.correctLabel !== undefined)
+        await this.production.correct(production.key, event.correctLabel);
+    }
     return full;
   }
 
@@ -269,17 +369,27 @@ export class FeedbackStore {
     await this.pending.get(predictionId)?.catch(() => undefined);
     const raw = await this.blobs.get(`predictions/${predictionId}.json`);
     if (!raw) return undefined;
-    const record = JSON.parse(raw.toString('utf8')) as NonNullable<FeedbackRecord['prediction']> & {
-      upload?: FeedbackRecord['upload'];
-    };
-    const { upload, ...prediction } = record;
+    const record = JSON.parse(raw.toString('utf8')) as StoredRecord;
+    const { upload, production, ...prediction } = record;
     const keys = (await this.blobs.list(`feedback/${predictionId}/`)).sort();
     const events = await Promise.all(
       keys.map(async (k) => JSON.parse((await this.blobs.get(k))?.toString('utf8') ?? '{}') as FeedbackEvent),
     );
-    return { predictionId, prediction, ...(upload ? { upload } : {}), events };
+    return {
+      predictionId,
+      prediction,
+      ...(upload ? { upload } : {}),
+      ...(production ? { production } : {}),
+      events,
+    };
   }
 }
+
+/** `predictions/<id>.json`: the prediction plus where its upload and production object are. */
+type StoredRecord = NonNullable<FeedbackRecord['prediction']> & {
+  upload?: FeedbackRecord['upload'];
+  production?: ProductionObject;
+};
 
 let store: { key: string; store: FeedbackStore | undefined } | undefined;
 
@@ -294,7 +404,15 @@ export function feedbackStore(): FeedbackStore | undefined {
         : feedback.storage === 's3'
           ? new S3BlobStore(feedback.s3)
           : new LocalBlobStore(feedback.dir);
-    store = { key, store: blobs ? new FeedbackStore(blobs) : undefined };
+    const { productionLayout, productionBucket } = feedback.s3;
+    const production =
+      feedback.storage === 's3' && productionLayout
+        ? new ProductionLayout(
+            new S3BlobStore({ ...feedback.s3, bucket: productionBucket }),
+            productionBucket,
+          )
+        : undefined;
+    store = { key, store: blobs ? new FeedbackStore(blobs, undefined, production) : undefined };
   }
   return store.store;
 }

@@ -6,25 +6,32 @@ import { errorResponse, toGatewayError } from './errors';
 import { feedbackStore } from './feedback-store';
 import { logLine, requestIdsOf } from './request';
 
-/** Runs one classification for a route: log line, feedback save (fire and forget), JSON or error. */
+/**
+ * Runs one classification for a route: log line, feedback save (fire and forget), JSON or error.
+ * `getUpload` answers the bytes, or the bytes with the uploaded file's name: only named uploads are
+ * written in the original production layout (the bundled test photo is not, as in the original).
+ */
 export async function predictResponse(
   req: Request,
   route: string,
-  getBytes: () => Promise<Uint8Array>,
+  getUpload: () => Promise<Uint8Array | { bytes: Uint8Array; name: string }>,
 ): Promise<Response> {
   const { requestId, clientRequestId } = requestIdsOf(req);
   const ids = clientRequestId ? { requestId, clientRequestId } : { requestId };
   const started = performance.now();
   try {
-    const bytes = await getBytes();
+    const upload = await getUpload();
+    const { bytes, name } = upload instanceof Uint8Array ? { bytes: upload, name: undefined } : upload;
     const prediction: Prediction = await classify(bytes, { requestId, signal: req.signal });
     const { feedback, log } = env();
     const store = feedbackStore();
-    store?.remember(prediction, bytes);
+    // Off the response path (never rejects); feedback on this id waits for it.
+    const production = name !== undefined ? store?.recordProduction(prediction, bytes, name) : undefined;
+    store?.remember(prediction, bytes, production);
     if (store && feedback.savePredictions) {
       // Off the response path; feedback for this id waits for it.
       store
-        .savePrediction(prediction, bytes)
+        .savePrediction(prediction, bytes, production)
         .catch((err: unknown) =>
           logLine({ level: 'error', route, ...ids, msg: 'saving prediction failed', err: String(err) }),
         );

@@ -7,9 +7,5 @@ export const dynamic = 'force-dynamic';
 
 /** POST /api/predict — multipart field `file` → prediction JSON. */
 export function POST(req: Request): Promise<Response> {
-  return predictResponse(
-    req,
-    '/api/predict',
-    async () => (await readUpload(req, env().maxUploadBytes)).bytes,
-  );
+  return predictResponse(req, '/api/predict', () => readUpload(req, env().maxUploadBytes));
 }
