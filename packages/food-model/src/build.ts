@@ -15,7 +15,7 @@ import { listPhotos } from './dataset.js';
 import type { Photo } from './dataset.js';
 import { FoodModelError } from './errors.js';
 import { cachedFeatures } from './features.js';
-import { buildFeatureExtractor, buildFoodClassifier } from './graph.js';
+import { buildFeatureExtractor, buildFoodClassifier, unitRows } from './graph.js';
 import {
   accuracy,
   argmaxRows,
@@ -173,7 +173,9 @@ export async function buildFoodModel(
   const t3 = performance.now();
   if (!Number.isFinite(model.loss)) throw new FoodModelError('TRAINING_FAILED', 'non-finite loss');
 
-  const modelBytes = buildFoodClassifier(backbone, toRawLinearHead(model), preprocess);
+  // The out-of-distribution output compares an image with the photos the head was trained on.
+  const ood = { rows: trainRows.length, unitFeatures: unitRows(selectRows(features, trainRows).data) };
+  const modelBytes = buildFoodClassifier(backbone, toRawLinearHead(model), preprocess, ood);
   const sha256 = createHash('sha256').update(modelBytes).digest('hex');
   mkdirSync(dirname(options.modelFile), { recursive: true });
   const tmp = `${options.modelFile}.${process.pid}.tmp`;

@@ -1,16 +1,26 @@
 #!/usr/bin/env node
 /**
- * `node dist/cli.js build|ensure`: `build` always rebuilds the Food-11 model; `ensure` rebuilds only
- * when the model is missing or its recorded inputs changed (a fast no-op otherwise).
+ * `node dist/cli.js build|ensure|calibrate-ood`: `build` always rebuilds the Food-11 model; `ensure`
+ * rebuilds only when the model is missing or its recorded inputs changed (a fast no-op otherwise);
+ * `calibrate-ood` recomputes the out-of-distribution threshold of the built model and writes
+ * `ood-calibration.json`.
  */
 import { existsSync } from 'node:fs';
 import { buildFoodModel, summarize } from './build.js';
 import { buildInputsHash, ensureDecision } from './ensure.js';
+import { calibrateOod, OOD_CALIBRATION_FILE, summarizeOod, writeOodCalibration } from './ood/calibrate.js';
 import { CACHE_DIR, MODEL_FILE, REPORT_FILE } from './paths.js';
 
 async function main(command: string | undefined): Promise<void> {
+  if (command === 'calibrate-ood') {
+    const calibration = await calibrateOod({ log: (line) => console.log(`  ${line}`) });
+    writeOodCalibration(calibration);
+    console.log(summarizeOod(calibration));
+    console.log(`written: ${OOD_CALIBRATION_FILE}`);
+    return;
+  }
   if (command !== 'build' && command !== 'ensure') {
-    console.error('usage: cli.js build|ensure');
+    console.error('usage: cli.js build|ensure|calibrate-ood');
     process.exitCode = 2;
     return;
   }

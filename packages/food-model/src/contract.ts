@@ -31,6 +31,12 @@ export const UNCOVERED_CLASSES: readonly Food11Class[] = ['Bread', 'Dessert', 'F
 export const INPUT_NAME = 'input';
 /** Name of the model's output tensor. */
 export const OUTPUT_NAME = 'output';
+/**
+ * Name of the demo model's second output, FP32 `[N,1]`: how unlike the training photos the image is
+ * (cosine distance of its features to the nearest training photo's; see `src/ood/`). Beyond the
+ * seed's contract: a drop-in model without it is served without an out-of-distribution signal.
+ */
+export const OOD_OUTPUT_NAME = 'ood_score';
 /** Input image side length (pixels). */
 export const INPUT_SIZE = 224;
 /** Maximum batch size declared in `config.pbtxt`. */

@@ -7,7 +7,9 @@ export type FoodModelErrorCode =
   | 'DATASET_INVALID'
   | 'PREPROCESS_CONFIG_INVALID'
   | 'IMAGE_DECODE_FAILED'
-  | 'TRAINING_FAILED';
+  | 'TRAINING_FAILED'
+  | 'NONFOOD_IMAGES_MISSING'
+  | 'CALIBRATION_INVALID';
 
 /** Error with a stable {@link FoodModelErrorCode}, thrown by the converter, the dataset loader and the build. */
 export class FoodModelError extends Error {

@@ -20,3 +20,7 @@ export * from './paths.js';
 export * from './train/softmax.js';
 export * from './train/splits.js';
 export * from './train/evaluate.js';
+export * from './ood/score.js';
+export * from './ood/nonfood.js';
+export * from './ood/logits.js';
+export * from './ood/calibrate.js';

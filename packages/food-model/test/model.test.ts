@@ -3,7 +3,13 @@ import * as ort from 'onnxruntime-node';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { BuildReport } from '../src/build.js';
 import { datasetSplit } from '../src/build.js';
-import { FOOD11_CLASSES, INPUT_NAME, OUTPUT_NAME, UNCOVERED_CLASSES } from '../src/contract.js';
+import {
+  FOOD11_CLASSES,
+  INPUT_NAME,
+  OOD_OUTPUT_NAME,
+  OUTPUT_NAME,
+  UNCOVERED_CLASSES,
+} from '../src/contract.js';
 import { MODEL_FILE, REPORT_FILE } from '../src/paths.js';
 import { IMAGE_FLOATS, preprocessPhoto, servingPreprocessConfig } from '../src/preprocessing.js';
 import { argmaxRows } from '../src/train/evaluate.js';
@@ -44,7 +50,8 @@ describe('the built Food-11 model (models_staging/food_classifier_onnx/1/model.o
 
   it('has the contract input/output names and runs batches of 1 and 3 consistently', async () => {
     expect(session.inputNames).toEqual([INPUT_NAME]);
-    expect(session.outputNames).toEqual([OUTPUT_NAME]);
+    // The contract's logits first (what a drop-in model has), then the out-of-distribution score.
+    expect(session.outputNames).toEqual([OUTPUT_NAME, OOD_OUTPUT_NAME]);
     const paths = heldRows.slice(0, 3).map((r) => labelled[r]?.path as string);
     const three = await logitsOf(session, paths);
     const one = await logitsOf(session, paths.slice(1, 2));

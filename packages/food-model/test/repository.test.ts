@@ -2,7 +2,14 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { FOOD11_CLASSES, INPUT_NAME, MAX_BATCH_SIZE, MODEL_NAME, OUTPUT_NAME } from '../src/contract.js';
+import {
+  FOOD11_CLASSES,
+  INPUT_NAME,
+  MAX_BATCH_SIZE,
+  MODEL_NAME,
+  OOD_OUTPUT_NAME,
+  OUTPUT_NAME,
+} from '../src/contract.js';
 import { MODEL_DIR, MODEL_FILE } from '../src/paths.js';
 import type { PbMessage } from '../src/pbtxt.js';
 import { one, parameterMap, parsePbtxt, str } from '../src/pbtxt.js';
@@ -45,7 +52,9 @@ describe('models_staging/food_classifier_onnx', () => {
       expect(one(cfg, 'backend')).toBe('onnxruntime');
       expect(one(cfg, 'max_batch_size')).toBe(MAX_BATCH_SIZE);
       const input = one(cfg, 'input') as PbMessage;
-      const output = one(cfg, 'output') as PbMessage;
+      const [output, ood, ...more] = (cfg.output ?? []) as PbMessage[];
+      if (!output || !ood) throw new Error('expected the outputs output and ood_score');
+      expect(more).toEqual([]);
       expect(one(input, 'name')).toBe(INPUT_NAME);
       expect(one(input, 'data_type')).toBe('TYPE_FP32');
       expect(one(output, 'name')).toBe(OUTPUT_NAME);
@@ -64,6 +73,14 @@ describe('models_staging/food_classifier_onnx', () => {
       expect(typeof inMeta.shape[0]).toBe('string'); // dynamic batch
       expect(inMeta.shape.slice(1)).toEqual(input.dims);
       expect(outMeta.shape.slice(1)).toEqual(output.dims);
+      // Beyond the seed's contract: the out-of-distribution score, second in the model and the config.
+      expect(one(ood, 'name')).toBe(OOD_OUTPUT_NAME);
+      expect(one(ood, 'data_type')).toBe('TYPE_FP32');
+      expect(ood.dims).toEqual([1]);
+      const oodMeta = session.outputMetadata[1];
+      if (!oodMeta?.isTensor) throw new Error('model.onnx has no second output');
+      expect(oodMeta.name).toBe(OOD_OUTPUT_NAME);
+      expect(oodMeta.shape.slice(1)).toEqual(ood.dims);
       expect(one(cfg, 'dynamic_batching')).toBeTypeOf('object');
       expect(parameterMap(cfg)).toEqual(SEED_CONTRACT_PARAMETERS);
     });
