@@ -71,6 +71,8 @@ const schema = z
     S3_ENDPOINT: z.string().trim().url().optional(),
     S3_BUCKET: z.string().trim().min(3).default('gourmetgram-feedback'),
     S3_REGION: z.string().trim().min(1).default('us-east-1'),
+    /** Silence allowed on one S3 request before it is abandoned (then retried twice). */
+    S3_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
     /** The original GourmetGram's layout: `class_NN/<id><ext>` with tags, in its own bucket. */
     S3_PRODUCTION_LAYOUT: bool.default(true),
     S3_PRODUCTION_BUCKET: z
@@ -110,6 +112,7 @@ const schema = z
           endpoint: s3Endpoint?.replace(/\/+$/, '') ?? '',
           bucket: e.S3_BUCKET,
           region: e.S3_REGION,
+          timeoutMs: e.S3_TIMEOUT_MS,
           productionLayout: e.S3_PRODUCTION_LAYOUT,
           productionBucket: e.S3_PRODUCTION_BUCKET,
           accessKeyId: e.S3_ACCESS_KEY_ID ?? e.MINIO_USER ?? '',

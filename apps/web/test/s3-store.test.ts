@@ -1,5 +1,7 @@
 import { createServer } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { AwsV4Signer } from 'aws4fetch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FeedbackStore, S3BlobStore } from '../src/server/feedback-store';
 import type { Prediction } from '../src/lib/types';
@@ -7,20 +9,47 @@ import type { Prediction } from '../src/lib/types';
 /*
  * A FAKE, clearly labelled: an in-memory S3-compatible responder (path-style PUT/GET, ListObjectsV2,
  * create bucket), standing in for MinIO, which does not run here. It checks that every request is
- * SigV4-signed for the configured key and region, and lets us verify the object layout.
+ * SigV4-signed for the configured key and region — recomputing the signature from what arrived, so a
+ * header or path changed after signing is refused as S3 would — and lets us verify the object layout.
+ * (test/s3-production.test.ts runs against a real S3 server, s3rver, which checks no signatures.)
  */
+const SECRETS: Record<string, string> = { 'minio-user': 'secret' };
+
+/** The Authorization header S3 would expect for the request as received. */
+async function expectedAuth(req: IncomingMessage, auth: string): Promise<string> {
+  const key = /Credential=([^/]+)\//.exec(auth)?.[1] ?? '';
+  const signedHeaders = (/SignedHeaders=([^,]+)/.exec(auth)?.[1] ?? '').split(';');
+  const headers = Object.fromEntries(
+    signedHeaders.filter((h) => h !== 'host').map((h) => [h, String(req.headers[h] ?? '')]),
+  );
+  const signed = await new AwsV4Signer({
+    method: req.method ?? 'GET',
+    url: `http://${req.headers.host}${req.url}`,
+    headers,
+    accessKeyId: key,
+    secretAccessKey: SECRETS[key] ?? '',
+    service: 's3',
+    region: 'us-east-1',
+    datetime: String(req.headers['x-amz-date']),
+  }).sign();
+  return signed.headers.get('authorization') ?? '';
+}
 const objects = new Map<string, { body: Buffer; type: string }>();
 const seen: { method: string; url: string; auth: string }[] = [];
 let endpoint = '';
 const server = createServer((req, res) => {
   const chunks: Buffer[] = [];
   req.on('data', (c: Buffer) => chunks.push(c));
-  req.on('end', () => {
+  const respond = async () => {
     const url = new URL(req.url ?? '/', 'http://x');
     const auth = req.headers.authorization ?? '';
     seen.push({ method: req.method ?? '', url: url.pathname + url.search, auth });
     if (!/^AWS4-HMAC-SHA256 Credential=minio-user\/\d{8}\/us-east-1\/s3\/aws4_request/.test(auth)) {
       res.writeHead(403).end('<Error><Code>AccessDenied</Code></Error>');
+      return;
+    }
+    if ((await expectedAuth(req, auth)) !== auth) {
+      res.writeHead(403).end('<Error><Code>SignatureDoesNotMatch</Code></Error>');
       return;
     }
     const [, bucket, ...rest] = url.pathname.split('/');
@@ -48,7 +77,8 @@ const server = createServer((req, res) => {
           `<ListBucketResult>${keys.map((k) => `<Contents><Key>${k}</Key></Contents>`).join('')}<IsTruncated>false</IsTruncated></ListBucketResult>`,
         );
     } else res.writeHead(400).end();
-  });
+  };
+  req.on('end', () => void respond());
 });
 
 beforeAll(async () => {
@@ -65,6 +95,7 @@ const prediction: Prediction = {
   model: { name: 'food_classifier_onnx', version: '1', backend: 'onnxruntime', path: 'tensor' },
   image: { format: 'jpeg', width: 10, height: 10 },
   timings: { decode: 1, preprocess: 1, infer: 1, postprocess: 0, total: 3 },
+  outOfDistribution: null,
   createdAt: new Date().toISOString(),
 };
 

@@ -4,13 +4,13 @@ import { rename as renameCb, writeFile as writeFileCb } from 'node:fs';
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { dirname, join, resolve } from 'node:path';
-import { AwsClient } from 'aws4fetch';
 import { env } from '../env';
 import type { FeedbackEvent, FeedbackRecord, Prediction } from '../lib/types';
 import { GatewayError } from './errors';
 import { checkPredictionId } from './prediction-id';
 import type { ProductionObject, TaggableObjects } from './production-layout';
 import { ProductionLayout } from './production-layout';
+import { S3Client } from './s3-client';
 
 /** Where feedback objects live: a directory or an S3-compatible bucket. Keys use `/`. */
 export interface BlobStore {
@@ -77,10 +77,10 @@ export class LocalBlobStore implements BlobStore {
   }
 }
 
-/** An S3-compatible bucket (MinIO, AWS S3), path-style, SigV4-signed with aws4fetch. */
+/** An S3-compatible bucket (MinIO, AWS S3), path-style, SigV4-signed (see `s3-client.ts`). */
 export class S3BlobStore implements BlobStore, TaggableObjects {
   readonly kind = 's3';
-  private readonly aws: AwsClient;
+  private readonly s3: S3Client;
   private readonly base: string;
   private bucketReady: Promise<void> | undefined;
   constructor(opts: {
@@ -89,72 +89,56 @@ export class S3BlobStore implements BlobStore, TaggableObjects {
     region: string;
     accessKeyId: string;
     secretAccessKey: string;
+    timeoutMs?: number;
   }) {
-    this.aws = new AwsClient({
-      accessKeyId: opts.accessKeyId,
-      secretAccessKey: opts.secretAccessKey,
-      service: 's3',
-      region: opts.region,
-    });
-    this.base = `${opts.endpoint}/${opts.bucket}`;
+    this.s3 = new S3Client(opts);
+    this.base = `/${encodeURIComponent(opts.bucket)}`;
   }
   private ensureBucket(): Promise<void> {
     this.bucketReady ??= (async () => {
       // An existing bucket is used as it is (a key allowed objects only may not create buckets).
-      const head = await this.aws.fetch(this.base, { method: 'HEAD' });
-      await head.body?.cancel();
-      if (head.ok) return;
-      const res = await this.aws.fetch(this.base, { method: 'PUT' });
+      if (ok((await this.s3.request('HEAD', this.base)).status)) return;
+      const res = await this.s3.request('PUT', this.base);
       // 200 created; 409 BucketAlreadyOwnedByYou / BucketAlreadyExists.
-      if (!res.ok && res.status !== 409)
-        throw new Error(`S3 create bucket: HTTP ${res.status} ${await res.text()}`);
-      await res.body?.cancel();
+      if (!ok(res.status) && res.status !== 409)
+        throw new Error(`S3 create bucket: HTTP ${res.status} ${res.body.toString('utf8')}`);
     })().catch((err: unknown) => {
       this.bucketReady = undefined;
       throw err;
     });
     return this.bucketReady;
   }
-  private url(key: string) {
+  private path(key: string) {
     return `${this.base}/${key.split('/').map(encodeURIComponent).join('/')}`;
   }
   async put(key: string, body: Uint8Array | string, contentType: string): Promise<void> {
     checkKey(key);
     await this.ensureBucket();
-    const res = await this.aws.fetch(this.url(key), {
-      method: 'PUT',
-      body: typeof body === 'string' ? body : new Uint8Array(body),
+    const res = await this.s3.request('PUT', this.path(key), {
+      body,
       headers: { 'content-type': contentType },
     });
-    if (!res.ok) throw new Error(`S3 PUT ${key}: HTTP ${res.status}`);
-    await res.body?.cancel();
+    if (!ok(res.status)) throw new Error(`S3 PUT ${key}: HTTP ${res.status}`);
   }
   async get(key: string): Promise<Buffer | undefined> {
     checkKey(key);
-    const res = await this.aws.fetch(this.url(key));
-    if (res.status === 404) {
-      await res.body?.cancel();
-      return undefined;
-    }
-    if (!res.ok) throw new Error(`S3 GET ${key}: HTTP ${res.status}`);
-    return Buffer.from(await res.arrayBuffer());
+    const res = await this.s3.request('GET', this.path(key));
+    if (res.status === 404) return undefined;
+    if (!ok(res.status)) throw new Error(`S3 GET ${key}: HTTP ${res.status}`);
+    return res.body;
   }
   /** GetObjectTagging: the object's tags in stored order; throws when the object is missing. */
   async getTags(key: string): Promise<[string, string][]> {
     checkKey(key);
-    const res = await this.aws.fetch(`${this.url(key)}?tagging`);
-    if (!res.ok) {
-      await res.body?.cancel();
-      throw new Error(`S3 GET ${key}?tagging: HTTP ${res.status}`);
-    }
-    return parseTagSet(await res.text());
+    const res = await this.s3.request('GET', `${this.path(key)}?tagging`);
+    if (!ok(res.status)) throw new Error(`S3 GET ${key}?tagging: HTTP ${res.status}`);
+    return parseTagSet(res.body.toString('utf8'));
   }
   /** PutObjectTagging: replaces the object's whole tag set. */
   async putTags(key: string, tags: [string, string][]): Promise<void> {
     checkKey(key);
     const body = tagSetXml(tags);
-    const res = await this.aws.fetch(`${this.url(key)}?tagging`, {
-      method: 'PUT',
+    const res = await this.s3.request('PUT', `${this.path(key)}?tagging`, {
       body,
       // AWS requires an integrity header on PutObjectTagging.
       headers: {
@@ -162,8 +146,7 @@ export class S3BlobStore implements BlobStore, TaggableObjects {
         'content-md5': createHash('md5').update(body).digest('base64'),
       },
     });
-    await res.body?.cancel();
-    if (!res.ok) throw new Error(`S3 PUT ${key}?tagging: HTTP ${res.status}`);
+    if (!ok(res.status)) throw new Error(`S3 PUT ${key}?tagging: HTTP ${res.status}`);
   }
   async list(prefix: string): Promise<string[]> {
     checkKey(prefix);
@@ -175,10 +158,10 @@ export class S3BlobStore implements BlobStore, TaggableObjects {
         prefix,
         ...(token ? { 'continuation-token': token } : {}),
       });
-      const res = await this.aws.fetch(`${this.base}?${q}`);
+      const res = await this.s3.request('GET', `${this.base}?${q}`);
       if (res.status === 404) return [];
-      if (!res.ok) throw new Error(`S3 LIST ${prefix}: HTTP ${res.status}`);
-      const xml = await res.text();
+      if (!ok(res.status)) throw new Error(`S3 LIST ${prefix}: HTTP ${res.status}`);
+      const xml = res.body.toString('utf8');
       for (const m of xml.matchAll(/<Key>([^<]*)<\/Key>/g)) keys.push(decodeXml(m[1] ?? ''));
       token = /<IsTruncated>true<\/IsTruncated>/.test(xml)
         ? decodeXml(/<NextContinuationToken>([^<]*)<\/NextContinuationToken>/.exec(xml)?.[1] ?? '')
@@ -187,6 +170,8 @@ export class S3BlobStore implements BlobStore, TaggableObjects {
     return keys;
   }
 }
+
+const ok = (status: number) => status >= 200 && status < 300;
 
 function encodeXml(s: string) {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
