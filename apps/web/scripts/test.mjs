@@ -37,6 +37,30 @@ if (!existsSync(CHROMIUM)) {
   }
 }
 
+// The clearly-not-food images of the out-of-distribution tests (test/ood.test.ts, e2e/app.spec.ts).
+const NONFOOD = '/usr/share/doc/opencv-doc/examples/data/leuvenA.jpg';
+const SKIMAGE = '/usr/lib/python3/dist-packages/skimage/data/chelsea.png';
+if (!existsSync(NONFOOD) || !existsSync(SKIMAGE)) {
+  const pkgs = ['opencv-doc', 'python3-skimage'];
+  if (typeof process.getuid === 'function' && process.getuid() === 0) {
+    console.log(
+      'the non-food sample images are missing: installing opencv-doc and python3-skimage with apt-get…',
+    );
+    const install = ['install', '-y', '--no-install-recommends', ...pkgs];
+    if (!run('apt-get', install) && !(run('apt-get', ['update']) && run('apt-get', install))) {
+      console.error(
+        'apt-get install opencv-doc python3-skimage failed; the out-of-distribution tests need them.',
+      );
+      process.exit(1);
+    }
+  } else {
+    console.error(
+      `The out-of-distribution tests need Debian's ${pkgs.join(' and ')} (sudo apt-get install -y ${pkgs.join(' ')}).`,
+    );
+    process.exit(1);
+  }
+}
+
 if (!existsSync(`${root}/models_staging/food_classifier_onnx/1/model.onnx`)) {
   if (!run('npm', ['run', 'model:ensure', '-w', '@gourmetgram/food-model'], root)) process.exit(1);
 }

@@ -42,6 +42,8 @@ describe('POST /api/predict, python-backend model (BYTES path)', () => {
     expect(p.top).toEqual([{ index: -1, label: 'Seafood', probability: p.probability }]);
     expect(p.model).toEqual({ name: 'food_classifier', version: '1', backend: 'python', path: 'python' });
     expect(p.image.format).toBe('jpeg');
+    // The python model answers no ood_score: no out-of-distribution signal on this path.
+    expect(p.outOfDistribution).toBeNull();
   });
 
   it('refuses a non-image before calling the model (415), like the tensor path', async () => {

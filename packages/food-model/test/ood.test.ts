@@ -23,10 +23,11 @@ describe('score helpers', () => {
     expect(energyScore([1000, 1000])).toBeCloseTo(-1000 - Math.log(2), 9);
   });
 
-  it('the threshold keeps ceil(keep·n) in-distribution scores; flagged means strictly above', () => {
+  it('the threshold keeps ceil(keep·n) in-distribution scores, halfway to the next; flagged means above', () => {
     const food = Array.from({ length: 20 }, (_, i) => i / 100); // 0.00 … 0.19
     const t = thresholdKeeping(food, 0.95);
-    expect(t).toBe(0.18);
+    expect(t).toBeCloseTo(0.185, 12);
+    expect(thresholdKeeping(food, 1)).toBe(0.19);
     const r = errorRates(food, [0.1, 0.18, 0.5], t);
     expect(r.falsePositive).toEqual({ count: 1, of: 20, rate: 0.05 });
     expect(r.falseNegative).toEqual({ count: 2, of: 3, rate: 2 / 3 });

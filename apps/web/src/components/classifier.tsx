@@ -69,6 +69,7 @@ export function Classifier({ examples }: { examples: readonly Example[] }) {
   const inflight = useRef<AbortController | null>(null);
   const dragDepth = useRef(0);
   const hintId = useId();
+  const oodId = useId();
   // Bumped on each new result; the effect runs after the commit, when the heading exists.
   const [focusTick, setFocusTick] = useState(0);
   useEffect(() => {
@@ -365,6 +366,7 @@ export function Classifier({ examples }: { examples: readonly Example[] }) {
                   ref={resultHeading}
                   tabIndex={-1}
                   data-testid="result-heading"
+                  aria-describedby={p.outOfDistribution?.flagged ? oodId : undefined}
                   className="text-2xl font-bold"
                 >
                   {p.label} <span className="text-emerald-800">{percent(p.probability)}</span>
@@ -379,6 +381,21 @@ export function Classifier({ examples }: { examples: readonly Example[] }) {
                   over the other {Math.max(p.top.length - 1, 10)}, with all classes adding up to 100%. It is
                   not a guarantee — the model can be confidently wrong, especially on foods it never saw.
                 </p>
+                {p.outOfDistribution?.flagged && (
+                  <div
+                    id={oodId}
+                    role="note"
+                    data-testid="ood-warning"
+                    className="mt-3 rounded-lg border border-amber-400 bg-amber-50 p-3 text-sm text-amber-950"
+                  >
+                    <p className="font-semibold">This does not look like the food the model knows.</p>
+                    <p className="mt-1">
+                      The photo is far from every photo the model was trained on (score{' '}
+                      {p.outOfDistribution.score.toFixed(3)}, threshold{' '}
+                      {p.outOfDistribution.threshold.toFixed(3)}), so the label above is likely meaningless.
+                    </p>
+                  </div>
+                )}
               </div>
             </div>
             <ProbabilityBars top={p.top} />

@@ -7,6 +7,21 @@ export interface ClassProbability {
   probability: number;
 }
 
+/**
+ * How unlike the food the model was trained on the upload is (beyond Triton and the seed: computed
+ * from the model's `ood_score` output and the threshold calibrated in packages/food-model).
+ */
+export interface OutOfDistribution {
+  /** The model's `ood_score`: cosine distance of the image's features to the nearest training photo's. */
+  score: number;
+  /** Calibrated on held-out food photos (95 % kept) and clearly-not-food images. */
+  threshold: number;
+  /** `score > threshold`: the photo does not look like the food the model knows. */
+  flagged: boolean;
+  /** The score's method, as the calibration names it. */
+  method: string;
+}
+
 export interface Prediction {
   requestId: string;
   label: string;
@@ -17,6 +32,12 @@ export interface Prediction {
   image: { format: string; width: number; height: number };
   /** Milliseconds. */
   timings: { decode: number; preprocess: number; infer: number; postprocess: number; total: number };
+  /**
+   * `null` when the served model has no calibrated out-of-distribution output: the Python-backend
+   * path (it answers only a label and a probability), a model without `ood_score`, or a model other
+   * than the one calibrated (its logits for a blank image differ from the calibration's).
+   */
+  outOfDistribution: OutOfDistribution | null;
   createdAt: string;
 }
 

@@ -5,6 +5,7 @@ import { env } from '../env';
 import type { Prediction } from '../lib/types';
 import { GatewayError } from './errors';
 import { checkImageSignature } from './image-signature';
+import { oodApplies, outOfDistribution } from './ood';
 import { Semaphore } from './semaphore';
 import { getModelInfo, resetModelInfo, tritonClient } from './triton';
 
@@ -77,6 +78,7 @@ export async function classify(bytes: Uint8Array, opts: ClassifyOptions): Promis
   let inferMs: number;
   let top: Prediction['top'];
   let image: Prediction['image'];
+  let ood: Prediction['outOfDistribution'] = null;
   let t3: number; // end of inference
   try {
     if (model.path === 'tensor') {
@@ -92,13 +94,18 @@ export async function classify(bytes: Uint8Array, opts: ClassifyOptions): Promis
       preprocessMs = pre.timings.preprocessMs;
       image = { format: pre.image.format, width: pre.image.width, height: pre.image.height };
       const t1 = performance.now();
+      // The out-of-distribution score rides along only when its calibration applies to this model.
+      const oodOutput = oodApplies(model) ? model.oodOutput : undefined;
       const res = await client
         .infer(
           model.name,
           [{ name: model.input.name, datatype: 'FP32', shape: model.input.shape, data: pre.tensor }],
           {
             ...common,
-            outputs: [{ name: model.output.name, binaryData: true }],
+            outputs: [
+              { name: model.output.name, binaryData: true },
+              ...(oodOutput ? [{ name: oodOutput, binaryData: true }] : []),
+            ],
           },
         )
         .finally(() => {
@@ -114,6 +121,13 @@ export async function classify(bytes: Uint8Array, opts: ClassifyOptions): Promis
           'INFERENCE_FAILED',
           `The model answered ${logits.length} scores; its config declares ${model.numClasses} classes.`,
         );
+      }
+      if (oodOutput) {
+        const score = res.asFloat32Array(oodOutput)[0];
+        if (score === undefined || !Number.isFinite(score)) {
+          throw new GatewayError('INFERENCE_FAILED', `The model answered no finite ${oodOutput}.`);
+        }
+        ood = outOfDistribution(score);
       }
       const p = softmax(logits);
       top = Array.from(p, (probability, index) => ({
@@ -177,6 +191,7 @@ export async function classify(bytes: Uint8Array, opts: ClassifyOptions): Promis
       postprocess: round(t4 - t3),
       total: round(t4 - t0),
     },
+    outOfDistribution: ood,
     createdAt: new Date().toISOString(),
   };
 }

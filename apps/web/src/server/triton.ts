@@ -20,10 +20,20 @@ export interface ModelInfo {
   output: { name: string; datatype: string };
   /** python path: the probability output. */
   probabilityOutput?: string;
+  /** tensor path: the FP32 `[1]` output named `ood_score`, when the config declares one. */
+  oodOutput?: string;
+  /**
+   * tensor path: the logits of the blank (all-zero) input the labels are read with, as Triton's
+   * classification strings print them (6 decimals): tells the calibrated model from another.
+   */
+  zeroInputLogits?: number[];
   numClasses: number;
   labels: string[];
   preprocess: PreprocessConfig;
 }
+
+/** The name of the demo model's out-of-distribution output (see packages/food-model). */
+export const OOD_OUTPUT = 'ood_score';
 
 let client: TritonClient | undefined;
 let clientUrl = '';
@@ -130,7 +140,12 @@ export function modelInfoFromConfig(raw: unknown, version: string): Omit<ModelIn
     ...(chw ? [3, preprocess.height, preprocess.width] : [preprocess.height, preprocess.width, 3]),
   ];
   const numClasses = out.dims.length ? Math.max(1, out.dims[out.dims.length - 1] ?? 1) : 1;
+  const ood = outputs.find(
+    (o, i) =>
+      i > 0 && o.name === OOD_OUTPUT && o.datatype === 'FP32' && o.dims.reduce((a, b) => a * b, 1) === 1,
+  );
   return {
+    ...(ood ? { oodOutput: ood.name } : {}),
     name,
     version,
     backend: backend || 'onnxruntime',
@@ -150,14 +165,25 @@ export function labelsFromClassification(
   entries: readonly (Uint8Array | string)[],
   numClasses: number,
 ): string[] {
+  return classification(entries, numClasses).labels;
+}
+
+/** Labels and values by index from Triton classification strings (`NaN` for an index not listed). */
+export function classification(
+  entries: readonly (Uint8Array | string)[],
+  numClasses: number,
+): { labels: string[]; values: number[] } {
   const labels = Array.from({ length: numClasses }, (_, i) => `class ${i}`);
+  const values = Array.from({ length: numClasses }, () => NaN);
   for (const e of entries) {
     const s = typeof e === 'string' ? e : decoder.decode(e);
-    const [, index, ...rest] = s.split(':');
+    const [value, index, ...rest] = s.split(':');
     const i = Number(index);
-    if (Number.isInteger(i) && i >= 0 && i < numClasses && rest.length > 0) labels[i] = rest.join(':');
+    if (!Number.isInteger(i) || i < 0 || i >= numClasses) continue;
+    values[i] = Number(value);
+    if (rest.length > 0) labels[i] = rest.join(':');
   }
-  return labels;
+  return { labels, values };
 }
 
 let cache: { key: string; info: Promise<ModelInfo> } | undefined;
@@ -188,6 +214,7 @@ async function loadModelInfo(): Promise<ModelInfo> {
     '';
   const base = modelInfoFromConfig(config, version);
   let labels: string[] = [];
+  let zeroInputLogits: number[] | undefined;
   if (base.path === 'tensor') {
     // Learn the class names through Triton's classification extension (it reads label_filename),
     // one warm-up inference on a blank image. Works the same on real Triton.
@@ -201,9 +228,9 @@ async function loadModelInfo(): Promise<ModelInfo> {
         outputs: [{ name: base.output.name, classCount: base.numClasses }],
       },
     );
-    labels = labelsFromClassification(res.asStrings(base.output.name), base.numClasses);
+    ({ labels, values: zeroInputLogits } = classification(res.asStrings(base.output.name), base.numClasses));
   }
-  return { ...base, labels };
+  return { ...base, labels, ...(zeroInputLogits ? { zeroInputLogits } : {}) };
 }
 
 /**

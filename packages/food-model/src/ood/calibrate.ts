@@ -166,7 +166,9 @@ export async function calibrateOod(options: CalibrateOptions = {}): Promise<OodC
       'the training photos (the model output ood_score); higher is less like the food the model was trained on',
     output: OOD_OUTPUT_NAME,
     threshold: served.threshold,
-    rule: `the smallest score that keeps ${OOD_KEEP_HELD_OUT_FOOD * 100} % of the held-out food photos unflagged; flagged when score > threshold`,
+    rule:
+      `keep ${OOD_KEEP_HELD_OUT_FOOD * 100} % of the held-out food photos: with k = ceil(${OOD_KEEP_HELD_OUT_FOOD} · n), halfway between ` +
+      'the k-th and the (k+1)-th smallest held-out score; flagged when score > threshold',
     model: {
       file: relative(REPO_ROOT, modelFile),
       sha256: createHash('sha256').update(modelBytes).digest('hex'),

@@ -52,16 +52,18 @@ export function oodScore(method: OodMethod, logits: ArrayLike<number>): number {
 }
 
 /**
- * The threshold that keeps `keep` of the in-distribution scores: the smallest observed score such
- * that at least `ceil(keep · n)` of them are ≤ it. An image is flagged when its score is **strictly
- * greater** than the threshold, so exactly those in-distribution images above it are flagged.
+ * The threshold that keeps `keep` of the in-distribution scores: with `k = ceil(keep · n)` of the
+ * sorted scores to keep, halfway between the k-th and the (k+1)-th (the largest kept and the smallest
+ * flagged), so floating-point noise on either photo (another batch size, another host) cannot move it
+ * across. An image is flagged when its score is **strictly greater** than the threshold.
  */
 export function thresholdKeeping(inDistribution: readonly number[], keep: number): number {
   if (inDistribution.length === 0) throw new RangeError('no in-distribution scores');
   if (!(keep > 0 && keep <= 1)) throw new RangeError(`keep must be in (0, 1], got ${keep}`);
   const sorted = [...inDistribution].sort((a, b) => a - b);
   const k = Math.ceil(keep * sorted.length);
-  return sorted[k - 1] as number;
+  const kept = sorted[k - 1] as number;
+  return k < sorted.length ? (kept + (sorted[k] as number)) / 2 : kept;
 }
 
 /** Whether a score is flagged as out of distribution at `threshold`. */
