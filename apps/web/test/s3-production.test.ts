@@ -7,6 +7,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import type { Socket } from 'node:net';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -307,6 +308,41 @@ describe('S3 failures never cost the prediction', () => {
     } finally {
       out.mockRestore();
       useEnv({ MINIO_URL: saved });
+    }
+  });
+
+  it('S3 silent: each attempt is abandoned after S3_TIMEOUT_MS; predict answers at once', async () => {
+    // Accepts connections and never answers.
+    const sockets = new Set<Socket>();
+    const silent = createServer((socket) => {
+      sockets.add(socket);
+      socket.on('error', () => undefined);
+    });
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    const port = (silent.address() as { port: number }).port;
+    const out = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
+    const saved = process.env.MINIO_URL;
+    useEnv({ MINIO_URL: `127.0.0.1:${port}`, S3_TIMEOUT_MS: '200' });
+    try {
+      const t0 = performance.now();
+      const p = await predict(photo('N010'), 'dinner.jpg');
+      expect(performance.now() - t0).toBeLessThan(5000);
+      const store = feedbackStore()!;
+      expect(store.production?.counts.objectWriteFailures).toBe(0); // still trying
+      const f0 = performance.now();
+      await store.flush();
+      // Three attempts of 200 ms of silence each (plus backoff), then given up.
+      expect(performance.now() - f0).toBeGreaterThan(500);
+      expect(store.production?.counts).toMatchObject({ objectsWritten: 0, objectWriteFailures: 1 });
+      const logged = out.mock.calls.map((c) => String(c[0])).filter((l) => l.includes('production layout'));
+      const line = JSON.parse(logged[0]!) as { key: string; err: string };
+      expect(line.key).toBe(expectedKey(p, '.jpg'));
+      expect(line.err).toMatch(/no answer within 200 ms/);
+    } finally {
+      out.mockRestore();
+      useEnv({ MINIO_URL: saved, S3_TIMEOUT_MS: undefined });
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((r) => silent.close(() => r()));
     }
   });
 
