@@ -13,9 +13,12 @@ function assetsDir(): string {
   return dir;
 }
 
+/** What an example photo code looks like: IFCT 2017 picture codes, e.g. `A001`. */
+export const EXAMPLE_CODE = /^[A-T]\d{3}$/;
+
 /** Reads an IFCT photo by code (e.g. `A001`) from node_modules. */
 export async function readPicture(code: string): Promise<Buffer> {
-  if (!/^[A-T]\d{3}$/.test(code)) throw new GatewayError('NOT_FOUND', `No example photo ${code}.`);
+  if (!EXAMPLE_CODE.test(code)) throw new GatewayError('NOT_FOUND', `No example photo ${code}.`);
   try {
     return await readFile(join(assetsDir(), `${code}.jpeg`));
   } catch {

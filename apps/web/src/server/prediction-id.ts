@@ -9,6 +9,10 @@ import { GatewayError } from './errors';
  */
 export const PREDICTION_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 
+/** The message of the `INVALID_PREDICTION_ID` error. */
+export const PREDICTION_ID_MESSAGE =
+  'A prediction id is 1–64 letters, digits, "-" or "_" (the requestId of a prediction).';
+
 /** True when `id` is a well-formed prediction id. */
 export function isPredictionId(id: string): boolean {
   return PREDICTION_ID.test(id);
@@ -20,10 +24,7 @@ export function isPredictionId(id: string): boolean {
  */
 export function checkPredictionId(id: string): string {
   if (!isPredictionId(id)) {
-    throw new GatewayError(
-      'INVALID_PREDICTION_ID',
-      'A prediction id is 1–64 letters, digits, "-" or "_" (the requestId of a prediction).',
-    );
+    throw new GatewayError('INVALID_PREDICTION_ID', PREDICTION_ID_MESSAGE);
   }
   return id;
 }

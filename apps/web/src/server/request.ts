@@ -1,5 +1,6 @@
 import 'server-only';
 import { randomUUID } from 'node:crypto';
+import { clientRequestId, parsePredictForm } from './api-schemas';
 import { GatewayError } from './errors';
 import type { MultipartPart } from './multipart';
 import { boundaryOf, parseMultipart } from './multipart';
@@ -12,7 +13,9 @@ import { boundaryOf, parseMultipart } from './multipart';
 export function requestIdsOf(req: Request): { requestId: string; clientRequestId?: string } {
   const given = req.headers.get('x-request-id');
   const requestId = randomUUID();
-  return given && /^[\w.:-]{1,64}$/.test(given) ? { requestId, clientRequestId: given } : { requestId };
+  return given && clientRequestId.safeParse(given).success
+    ? { requestId, clientRequestId: given }
+    : { requestId };
 }
 
 /** Multipart overhead allowed on top of the file limit (boundaries, headers, small fields). */
@@ -79,14 +82,9 @@ export async function readUpload(
     throw new GatewayError('INVALID_REQUEST', 'The multipart body could not be parsed.', { cause: err });
   }
   const files = parts.filter((p) => p.name === 'file' && p.filename !== undefined);
-  const file = files[0];
-  if (!file) {
-    throw new GatewayError('MISSING_FILE', 'Attach the photo in a multipart field named "file".');
-  }
-  if (files.length > 1) {
-    // One prediction per request: which photo was meant is not ours to guess.
-    throw new GatewayError('INVALID_REQUEST', 'Send exactly one photo in the "file" field.');
-  }
+  // Exactly one file part named "file" (src/server/api-schemas.ts; /api/openapi.json documents it).
+  parsePredictForm(files.map((f) => f.data));
+  const file = files[0]!;
   if (file.data.byteLength > maxBytes) throw tooLarge();
   return {
     bytes: file.data,
