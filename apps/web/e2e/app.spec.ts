@@ -36,6 +36,31 @@ test('upload by file chooser: result heading, bars, latency, history', async ({ 
   await shot(page, '02-result');
 });
 
+test('a photo unlike the food the model knows is flagged beside its result; held-out food is not', async ({
+  page,
+}) => {
+  // A street scene from Debian's opencv-doc (scripts/test.mjs installs it): clearly not food.
+  const chooser = page.waitForEvent('filechooser');
+  await page.getByRole('button', { name: 'Choose a photo…' }).click();
+  await (await chooser).setFiles('/usr/share/doc/opencv-doc/examples/data/leuvenA.jpg');
+  const warning = page.getByTestId('ood-warning');
+  await expect(warning).toContainText('This does not look like the food the model knows.');
+  await expect(warning).toHaveAttribute('role', 'note');
+  // The prediction stays visible, and the heading (focused on arrival) is described by the warning.
+  const heading = page.getByTestId('result-heading');
+  await expect(heading).toBeVisible();
+  await expect(page.getByRole('meter')).toHaveCount(5);
+  await expect(heading).toHaveAccessibleDescription(/This does not look like the food the model knows/);
+  await shot(page, '09-out-of-distribution');
+  // A held-out food photo (never trained on): no warning.
+  const again = page.waitForEvent('filechooser');
+  await page.getByRole('button', { name: 'Choose a photo…' }).click();
+  await (await again).setFiles(photoPath('P023'));
+  await expect(page.getByRole('img', { name: /Your photo: P023.jpeg/ })).toBeVisible();
+  await expect(page.getByTestId('ood-warning')).toHaveCount(0);
+  await expect(heading).not.toHaveAttribute('aria-describedby');
+});
+
 test('drag and drop shows a drop state and classifies the dropped photo', async ({ page }) => {
   const zone = page.getByTestId('dropzone');
   const dt = await fileTransfer(page, readPhoto('E010'), 'bananas.jpeg', 'image/jpeg');
