@@ -80,6 +80,13 @@ const schema = z
       .trim()
       .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'an S3 bucket name (3–63 of a-z 0-9 . -)')
       .default('production'),
+    /** Upload bytes the production layout may hold while S3 writes are in flight. */
+    S3_PRODUCTION_MAX_PENDING_BYTES: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(4096 * MiB)
+      .default(64 * MiB),
     S3_ACCESS_KEY_ID: z.string().optional(),
     S3_SECRET_ACCESS_KEY: z.string().optional(),
     /** MinIO names used by the original GourmetGram production branch; aliases of the S3_* ones. */
@@ -115,6 +122,7 @@ const schema = z
           timeoutMs: e.S3_TIMEOUT_MS,
           productionLayout: e.S3_PRODUCTION_LAYOUT,
           productionBucket: e.S3_PRODUCTION_BUCKET,
+          productionMaxPendingBytes: e.S3_PRODUCTION_MAX_PENDING_BYTES,
           accessKeyId: e.S3_ACCESS_KEY_ID ?? e.MINIO_USER ?? '',
           secretAccessKey: e.S3_SECRET_ACCESS_KEY ?? e.MINIO_PASSWORD ?? '',
         },

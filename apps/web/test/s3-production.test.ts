@@ -311,7 +311,7 @@ describe('S3 failures never cost the prediction', () => {
     }
   });
 
-  it('S3 silent: each attempt is abandoned after S3_TIMEOUT_MS; predict answers at once', async () => {
+  it('S3 silent: attempts abandoned after S3_TIMEOUT_MS, held bytes bounded, predict answers at once', async () => {
     // Accepts connections and never answers.
     const sockets = new Set<Socket>();
     const silent = createServer((socket) => {
@@ -322,25 +322,46 @@ describe('S3 failures never cost the prediction', () => {
     const port = (silent.address() as { port: number }).port;
     const out = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
     const saved = process.env.MINIO_URL;
-    useEnv({ MINIO_URL: `127.0.0.1:${port}`, S3_TIMEOUT_MS: '200' });
+    const bytes = photo('N010');
+    // Room for two uploads being written, not three.
+    useEnv({
+      MINIO_URL: `127.0.0.1:${port}`,
+      S3_TIMEOUT_MS: '200',
+      S3_PRODUCTION_MAX_PENDING_BYTES: String(Math.floor(bytes.length * 2.5)),
+    });
     try {
       const t0 = performance.now();
-      const p = await predict(photo('N010'), 'dinner.jpg');
+      const ps = [];
+      for (let i = 0; i < 3; i++) ps.push(await predict(bytes, `dinner-${i}.jpg`));
       expect(performance.now() - t0).toBeLessThan(5000);
       const store = feedbackStore()!;
-      expect(store.production?.counts.objectWriteFailures).toBe(0); // still trying
+      expect(store.production?.counts).toMatchObject({ objectWriteFailures: 0, dropped: 1 }); // two still trying
       const f0 = performance.now();
       await store.flush();
       // Three attempts of 200 ms of silence each (plus backoff), then given up.
       expect(performance.now() - f0).toBeGreaterThan(500);
-      expect(store.production?.counts).toMatchObject({ objectsWritten: 0, objectWriteFailures: 1 });
-      const logged = out.mock.calls.map((c) => String(c[0])).filter((l) => l.includes('production layout'));
-      const line = JSON.parse(logged[0]!) as { key: string; err: string };
-      expect(line.key).toBe(expectedKey(p, '.jpg'));
-      expect(line.err).toMatch(/no answer within 200 ms/);
+      expect(store.production?.counts).toMatchObject({
+        objectsWritten: 0,
+        objectWriteFailures: 2,
+        dropped: 1,
+      });
+      const logged = out.mock.calls
+        .map((c) => String(c[0]))
+        .filter((l) => l.includes('production layout'))
+        .map((l) => JSON.parse(l) as { level: string; key: string; err?: string });
+      expect(logged.map((l) => [l.level, l.key])).toEqual([
+        ['warn', expectedKey(ps[2]!, '.jpg')], // dropped
+        ['error', expectedKey(ps[0]!, '.jpg')],
+        ['error', expectedKey(ps[1]!, '.jpg')],
+      ]);
+      expect(logged[1]?.err).toMatch(/no answer within 200 ms/);
+      // Once the writes have ended, the bound is free again.
+      await predict(bytes, 'later.jpg');
+      expect(store.production?.counts.dropped).toBe(1);
+      await store.flush();
     } finally {
       out.mockRestore();
-      useEnv({ MINIO_URL: saved, S3_TIMEOUT_MS: undefined });
+      useEnv({ MINIO_URL: saved, S3_TIMEOUT_MS: undefined, S3_PRODUCTION_MAX_PENDING_BYTES: undefined });
       for (const s of sockets) s.destroy();
       await new Promise<void>((r) => silent.close(() => r()));
     }

@@ -389,12 +389,13 @@ export function feedbackStore(): FeedbackStore | undefined {
         : feedback.storage === 's3'
           ? new S3BlobStore(feedback.s3)
           : new LocalBlobStore(feedback.dir);
-    const { productionLayout, productionBucket } = feedback.s3;
+    const { productionLayout, productionBucket, productionMaxPendingBytes } = feedback.s3;
     const production =
       feedback.storage === 's3' && productionLayout
         ? new ProductionLayout(
             new S3BlobStore({ ...feedback.s3, bucket: productionBucket }),
             productionBucket,
+            productionMaxPendingBytes,
           )
         : undefined;
     store = { key, store: blobs ? new FeedbackStore(blobs, undefined, production) : undefined };

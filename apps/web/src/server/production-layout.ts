@@ -159,6 +159,8 @@ export interface ProductionCounts {
   objectWriteFailures: number;
   /** Predictions with no class index (a label outside the original's classes). */
   skipped: number;
+  /** Predictions not written because the uploads still being written already held the byte bound. */
+  dropped: number;
   tagUpdates: number;
   tagUpdateFailures: number;
 }
@@ -169,6 +171,7 @@ export class ProductionLayout {
     objectsWritten: 0,
     objectWriteFailures: 0,
     skipped: 0,
+    dropped: 0,
     tagUpdates: 0,
     tagUpdateFailures: 0,
   };
@@ -176,15 +179,23 @@ export class ProductionLayout {
   private readonly writes = new Map<string, Promise<boolean>>();
   /** The last tag update queued per key: updates of one object run one after another. */
   private readonly tagChains = new Map<string, Promise<boolean>>();
+  /** Bytes of the uploads being written (held in memory until their write ends). */
+  private pendingBytes = 0;
 
   constructor(
     readonly objects: TaggableObjects,
     readonly bucket: string,
+    /**
+     * Most upload bytes held by writes in flight: when S3 is slow or silent, later predictions are
+     * not written (counted as `dropped`) rather than piling up in memory. One upload is always let
+     * through when nothing is pending.
+     */
+    readonly maxPendingBytes = 64 * 1024 * 1024,
   ) {}
 
   /**
    * Starts writing a prediction's upload and tags (never rejects; failures are logged and counted)
-   * and returns where it goes, or undefined when the class index is unknown.
+   * and returns where it goes, or undefined when the class index is unknown or the write is dropped.
    */
   record(prediction: Prediction, upload: Uint8Array, fileName: string): ProductionObject | undefined {
     const planned = productionKey(prediction, fileName);
@@ -199,6 +210,19 @@ export class ProductionLayout {
       return undefined;
     }
     const obj: ProductionObject = { bucket: this.bucket, ...planned };
+    const size = upload.byteLength;
+    if (this.pendingBytes > 0 && this.pendingBytes + size > this.maxPendingBytes) {
+      this.counts.dropped++;
+      logLine({
+        level: 'warn',
+        msg: 'production layout: too many bytes still being written; this upload is not written',
+        bucket: this.bucket,
+        key: obj.key,
+        pendingBytes: this.pendingBytes,
+      });
+      return undefined;
+    }
+    this.pendingBytes += size;
     const tags: [string, string][] = [
       ['predicted_class', tagValue(prediction.label)],
       ['confidence', formatConfidence(prediction.probability)],
@@ -207,6 +231,7 @@ export class ProductionLayout {
     const task = this.writeObject(obj, upload, tags);
     this.writes.set(obj.key, task);
     void task.then(() => {
+      this.pendingBytes -= size;
       if (this.writes.get(obj.key) === task) this.writes.delete(obj.key);
     });
     return obj;
