@@ -126,7 +126,9 @@ describe('outOfDistribution is null when the calibration does not apply', () => 
     const zeroInputLogits = [...OOD_CALIBRATION.zeroInputLogits];
     const model = { path: 'tensor' as const, oodOutput: 'ood_score', zeroInputLogits };
     expect(oodApplies(model)).toBe(true);
-    zeroInputLogits[3] = zeroInputLogits[3]! + 0.01;
+    zeroInputLogits[3] = zeroInputLogits[3]! + 0.04;
+    expect(oodApplies(model)).toBe(true);
+    zeroInputLogits[3] = zeroInputLogits[3] + 0.5;
     expect(oodApplies(model)).toBe(false);
     expect(oodApplies({ ...model, zeroInputLogits: undefined })).toBe(false);
     expect(oodApplies({ path: 'python', oodOutput: undefined, zeroInputLogits: undefined })).toBe(false);

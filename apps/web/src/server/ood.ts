@@ -16,10 +16,12 @@ export const OOD_CALIBRATION = {
 } as const;
 
 /**
- * Largest difference allowed between the served model's blank-image logits (Triton prints them with
- * 6 decimals) and the calibration's: a rebuilt or replaced model differs by far more.
+ * Largest difference allowed between the served model's blank-image logits and the calibration's.
+ * Triton prints them with 6 decimals and the CPU build reproduces them to that; the margin leaves room
+ * for reduced precision (configs/gpu.pbtxt runs TensorRT FP16; not measured here), while a model
+ * with other weights differs by whole units.
  */
-export const FINGERPRINT_TOLERANCE = 1e-3;
+export const FINGERPRINT_TOLERANCE = 0.05;
 
 /**
  * Whether the calibration applies to the served model: it declares the calibrated output and its
