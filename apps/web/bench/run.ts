@@ -160,6 +160,7 @@ async function main() {
       join(root, 'packages/server/dist/cli.js'),
       `--model-repository=${join(root, 'models_staging')}`,
       `--http-port=${tritonPort}`,
+      '--allow-grpc=false',
       '--http-address=127.0.0.1',
       '--allow-metrics=false',
       '--exit-on-error=false',

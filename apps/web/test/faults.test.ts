@@ -38,6 +38,7 @@ async function startServer(): Promise<ChildProcess> {
       CLI,
       `--model-repository=${MODELS}`,
       `--http-port=${port}`,
+      '--allow-grpc=false',
       '--http-address=127.0.0.1',
       '--allow-metrics=false',
     ],

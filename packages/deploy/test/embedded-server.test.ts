@@ -88,10 +88,14 @@ beforeAll(async () => {
   const [program, ...args] = serverService.command;
   expect(program).toBe('node');
   const argv = args.map((a) => (a === '--model-repository=/models' ? `--model-repository=${modelsDir}` : a));
-  child = spawn(process.execPath, [...argv, `--http-port=${httpPort}`, `--metrics-port=${metricsPort}`], {
-    cwd: repoRoot, // the image's WORKDIR /app holds the same packages/server/dist/cli.js
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  child = spawn(
+    process.execPath,
+    [...argv, `--http-port=${httpPort}`, `--grpc-port=0`, `--metrics-port=${metricsPort}`],
+    {
+      cwd: repoRoot, // the image's WORKDIR /app holds the same packages/server/dist/cli.js
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
   const server = child;

@@ -1,9 +1,10 @@
 // `npm start` runs the embedded inference server with scripts/embedded-server.mjs's command line. The
-// browser only talks to the gateway, so the inference server and its metrics must listen on loopback
-// only: checked here on the real server, from the kernel's own socket table (/proc/net/tcp*), with no
-// traffic to any other address.
+// browser only talks to the gateway, so the inference server (HTTP and gRPC) and its metrics must
+// listen on loopback only: checked here on the real server, from the kernel's own socket table
+// (/proc/net/tcp*), with no traffic to any other address.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { connect } from 'node:http2';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -13,7 +14,7 @@ import { modelsDir, repoRoot } from '../src/repo.js';
 type Command = (
   root: string,
   env: Record<string, string | undefined>,
-) => { args: string[]; tritonUrl: string };
+) => { args: string[]; tritonUrl: string; tritonGrpcUrl: string };
 const { embeddedServerCommand } = (await import(
   pathToFileURL(join(repoRoot, 'scripts/embedded-server.mjs')).href
 )) as { embeddedServerCommand: Command };
@@ -26,6 +27,36 @@ async function freePort(): Promise<number> {
       const address = probe.address();
       probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
     });
+  });
+}
+
+/**
+ * `grpc.health.v1.Health/Check` over plain HTTP/2 (no gRPC library): an empty request message in
+ * gRPC's 5-byte framing; resolves with the response message bytes and the grpc-status trailer.
+ */
+function grpcHealthCheck(target: string): Promise<{ message: Buffer; status: string | undefined }> {
+  return new Promise((resolve, reject) => {
+    const session = connect(`http://${target}`);
+    session.once('error', reject);
+    const req = session.request({
+      ':method': 'POST',
+      ':path': '/grpc.health.v1.Health/Check',
+      'content-type': 'application/grpc',
+      te: 'trailers',
+    });
+    const chunks: Buffer[] = [];
+    let status: string | undefined;
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('trailers', (t: Record<string, string | string[] | undefined>) => {
+      const value = t['grpc-status'];
+      status = typeof value === 'string' ? value : undefined;
+    });
+    req.on('end', () => {
+      session.close();
+      resolve({ message: Buffer.concat(chunks).subarray(5), status });
+    });
+    req.on('error', reject);
+    req.end(Buffer.from([0, 0, 0, 0, 0]));
   });
 }
 
@@ -51,6 +82,10 @@ describe('npm start’s embedded inference server', () => {
     expect(byDefault.args).toContain('--http-address=127.0.0.1');
     expect(byDefault.args).toContain(`--model-repository=${modelsDir}`);
     expect(byDefault.tritonUrl).toBe('127.0.0.1:8000');
+    // gRPC on tritonserver's port, on the same loopback address.
+    expect(byDefault.args).toContain('--grpc-port=8001');
+    expect(byDefault.args).toContain('--grpc-address=127.0.0.1');
+    expect(byDefault.tritonGrpcUrl).toBe('127.0.0.1:8001');
     const everywhere = embeddedServerCommand(repoRoot, {
       TRITON_HTTP_ADDRESS: '0.0.0.0',
       TRITON_HTTP_PORT: '9000',
@@ -65,11 +100,13 @@ describe('npm start’s embedded inference server', () => {
     child?.kill('SIGKILL');
   });
 
-  it('listens on 127.0.0.1 only, for HTTP and for metrics', async () => {
+  it('listens on 127.0.0.1 only, for HTTP, gRPC and metrics', async () => {
     const httpPort = await freePort();
+    const grpcPort = await freePort();
     const metricsPort = await freePort();
-    const { args, tritonUrl } = embeddedServerCommand(repoRoot, {
+    const { args, tritonUrl, tritonGrpcUrl } = embeddedServerCommand(repoRoot, {
       TRITON_HTTP_PORT: String(httpPort),
+      TRITON_GRPC_PORT: String(grpcPort),
       TRITON_METRICS_PORT: String(metricsPort),
     });
     let output = '';
@@ -88,6 +125,12 @@ describe('npm start’s embedded inference server', () => {
     // 0100007F is 127.0.0.1 in the kernel's byte order; 0.0.0.0 or :: would be reachable from the network.
     expect(listeners(httpPort)).toEqual(['0100007F']);
     expect(listeners(metricsPort)).toEqual(['0100007F']);
+    expect(listeners(grpcPort)).toEqual(['0100007F']);
+    expect(output).toContain(`Started GRPCInferenceService at 127.0.0.1:${grpcPort}`);
+    // HealthCheckResponse { status: SERVING (1) } = field 1, varint 1.
+    const health = await grpcHealthCheck(tritonGrpcUrl);
+    expect(health.status).toBe('0');
+    expect([...health.message]).toEqual([0x08, 0x01]);
     expect((await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).status).toBe(200);
   }, 120_000);
 });

@@ -4,6 +4,12 @@
  * @packageDocumentation
  */
 import { parseTraceConfig, type TraceSettings } from './core/trace.js';
+import {
+  GRPC_MAX_MESSAGE_BYTES,
+  GrpcFlagError,
+  grpcOptionsFromFlags,
+  type GrpcFlagResult,
+} from './grpc/cli-options.js';
 import { parseRestrictions, type Restrictions } from './http/restricted-api.js';
 import type { StartServerOptions } from './start.js';
 
@@ -23,6 +29,8 @@ export interface CliOptions {
   /** Metrics port, or undefined when `--allow-metrics=false`. */
   readonly metricsPort: number | undefined;
   readonly exitOnError: boolean;
+  /** Warnings to log at startup (flags accepted without effect). */
+  readonly warnings: readonly string[];
 }
 
 type Kind = 'string' | 'int' | 'bool' | 'list';
@@ -142,6 +150,113 @@ export const FLAGS: Readonly<Record<string, FlagSpec>> = {
     arg: '<api>[,<api>...]:<key>=<value>',
     help: 'Require header <key>: <value> for these API categories (health, metadata, inference, shared-memory, model-config, model-repository, statistics, trace, logging); repeatable.',
   },
+  'allow-grpc': {
+    kind: 'bool',
+    arg: '<bool>',
+    help: 'Serve the gRPC API (inference.GRPCInferenceService).',
+    default: 'true',
+  },
+  'grpc-port': { kind: 'int', arg: '<port>', help: 'gRPC port (0 = any free port).', default: '8001' },
+  'grpc-address': { kind: 'string', arg: '<address>', help: 'gRPC bind address.', default: '0.0.0.0' },
+  'grpc-restricted-protocol': {
+    kind: 'list',
+    arg: '<protocol>[,<protocol>...]:<key>=<value>',
+    help: 'Require gRPC metadata triton-grpc-protocol-<key>: <value> for these categories (same names as --http-restricted-api); repeatable.',
+  },
+  'grpc-use-ssl': { kind: 'bool', arg: '<bool>', help: 'Serve gRPC over TLS.', default: 'false' },
+  'grpc-use-ssl-mutual': {
+    kind: 'bool',
+    arg: '<bool>',
+    help: 'Serve gRPC over TLS and require a client certificate signed by --grpc-root-cert (implies --grpc-use-ssl).',
+    default: 'false',
+  },
+  'grpc-server-cert': { kind: 'string', arg: '<path>', help: 'PEM certificate (chain) of the gRPC server.' },
+  'grpc-server-key': { kind: 'string', arg: '<path>', help: 'PEM private key of the gRPC server.' },
+  'grpc-root-cert': {
+    kind: 'string',
+    arg: '<path>',
+    help: 'PEM CA certificates that client certificates must chain to.',
+  },
+  'grpc-header-forward-pattern': {
+    kind: 'string',
+    arg: '<regex>',
+    help: 'gRPC metadata whose key matches this regex (case-insensitive) is added to inference requests as string parameters.',
+  },
+  'grpc-infer-response-compression-level': {
+    kind: 'string',
+    arg: '<none|low|medium|high>',
+    help: 'Compression of inference responses. Only none: grpc-js does not compress responses (other levels are refused).',
+    default: 'none',
+  },
+  'grpc-keepalive-time': {
+    kind: 'int',
+    arg: '<ms>',
+    help: 'Period after which the server pings an idle transport.',
+    default: '7200000',
+  },
+  'grpc-keepalive-timeout': {
+    kind: 'int',
+    arg: '<ms>',
+    help: 'How long a keepalive ping may go unacknowledged before the connection is closed.',
+    default: '20000',
+  },
+  'grpc-keepalive-permit-without-calls': {
+    kind: 'bool',
+    arg: '<bool>',
+    help: 'Client ping policy; accepted, not enforced (grpc-js servers do not police client pings).',
+    default: 'false',
+  },
+  'grpc-http2-max-pings-without-data': {
+    kind: 'int',
+    arg: '<n>',
+    help: 'Client ping policy; accepted, not enforced (grpc-js).',
+    default: '2',
+  },
+  'grpc-http2-min-recv-ping-interval-without-data': {
+    kind: 'int',
+    arg: '<ms>',
+    help: 'Client ping policy; accepted, not enforced (grpc-js).',
+    default: '300000',
+  },
+  'grpc-http2-max-ping-strikes': {
+    kind: 'int',
+    arg: '<n>',
+    help: 'Client ping policy; accepted, not enforced (grpc-js).',
+    default: '2',
+  },
+  'grpc-max-connection-age': {
+    kind: 'int',
+    arg: '<ms>',
+    help: 'Close a connection (with GOAWAY) after this age; unset = never.',
+  },
+  'grpc-max-connection-age-grace': {
+    kind: 'int',
+    arg: '<ms>',
+    help: 'After --grpc-max-connection-age, how long calls in flight may finish; unset = no limit.',
+  },
+  'grpc-infer-thread-count': {
+    kind: 'int',
+    arg: '<n>',
+    help: 'Accepted (2..128) for compatibility; no effect: gRPC calls are served on the event loop.',
+    default: '2',
+  },
+  'grpc-infer-allocation-pool-size': {
+    kind: 'int',
+    arg: '<n>',
+    help: 'Accepted for compatibility; no effect (no per-call state pool).',
+    default: '8',
+  },
+  'grpc-max-response-pool-size': {
+    kind: 'int',
+    arg: '<n>',
+    help: 'Accepted (> 0) for compatibility; no effect: no model answers more than one response per request here.',
+  },
+  'grpc-max-message-bytes': {
+    kind: 'int',
+    arg: '<bytes>',
+    help: "Largest gRPC message received or sent (tritonserver-ts only; tritonserver's is fixed at 2147483647). Over it: RESOURCE_EXHAUSTED.",
+    default: String(GRPC_MAX_MESSAGE_BYTES),
+  },
   'trace-config': {
     kind: 'list',
     arg: '[<mode>,]<setting>=<value>',
@@ -162,13 +277,16 @@ export const FLAGS: Readonly<Record<string, FlagSpec>> = {
   version: { kind: 'bool', arg: '', help: 'Print the version and exit.' },
 };
 
-function restrictions(values: readonly string[]): Restrictions {
+function restrictions(
+  values: readonly string[],
+  flag: 'http-restricted-api' | 'grpc-restricted-protocol' = 'http-restricted-api',
+): Restrictions {
   try {
-    return parseRestrictions(values);
+    return parseRestrictions(values, flag);
   } catch (error) {
     // tritonserver's wording: the option, then the reason on its own line.
     throw new CliUsageError(
-      `Bad option: "--http-restricted-api".\n${error instanceof Error ? error.message : String(error)}`,
+      `Bad option: "--${flag}".\n${error instanceof Error ? error.message : String(error)}`,
     );
   }
 }
@@ -221,11 +339,6 @@ export function parseArgs(argv: readonly string[]): CliOptions {
     const eq = arg.indexOf('=');
     const name = eq < 0 ? arg.slice(2) : arg.slice(2, eq);
     const spec = FLAGS[name];
-    if (name === 'grpc-restricted-protocol') {
-      throw new CliUsageError(
-        `Bad option: "--grpc-restricted-protocol".\ntritonserver-ts has no gRPC endpoint yet, so there is nothing to restrict; use --http-restricted-api for the HTTP endpoint`,
-      );
-    }
     if (spec === undefined) throw new CliUsageError(`unrecognized option '--${name}'`);
     let value: string;
     if (eq >= 0) value = arg.slice(eq + 1);
@@ -288,6 +401,34 @@ export function parseArgs(argv: readonly string[]): CliOptions {
   if (int('http-max-input-size', Number.MIN_SAFE_INTEGER) <= 0) {
     throw new CliUsageError('Error: --http-max-input-size must be greater than 0.');
   }
+  const allowHttp = bool('allow-http');
+  const allowGrpc = bool('allow-grpc');
+  let grpc: GrpcFlagResult | undefined;
+  try {
+    grpc = grpcOptionsFromFlags({
+      has: (name) => values.has(name),
+      string: one,
+      bool,
+      int,
+    });
+  } catch (error) {
+    if (error instanceof GrpcFlagError) throw new CliUsageError(error.message);
+    throw error;
+  }
+  const grpcRestrictions = values.has('grpc-restricted-protocol')
+    ? restrictions(values.get('grpc-restricted-protocol') ?? [], 'grpc-restricted-protocol')
+    : undefined;
+  const { port: _grpcPort, host: _grpcHost, ...grpcRest } = grpc.settings;
+  const httpPort = int('http-port', 0, 65535);
+  const httpAddress = one('http-address') ?? '0.0.0.0';
+  // tritonserver's check (port 0 = a free port, never a collision here).
+  if (allowHttp && allowGrpc && httpPort !== 0 && httpPort === grpc.settings.port) {
+    if (httpAddress === grpc.settings.host) {
+      throw new CliUsageError(
+        `The server cannot listen to HTTP requests and GRPC requests at the same address and port ${httpAddress}:${httpPort}`,
+      );
+    }
+  }
   const server: StartServerOptions = {
     modelRepositories: repositories,
     modelControlMode: mode,
@@ -301,9 +442,19 @@ export function parseArgs(argv: readonly string[]): CliOptions {
     strictReadiness: bool('strict-readiness'),
     exitOnError,
     exitTimeoutSecs: int('exit-timeout-secs', 0),
-    allowHttp: bool('allow-http'),
-    httpPort: int('http-port', 0, 65535),
-    httpAddress: one('http-address') ?? '0.0.0.0',
+    allowHttp,
+    httpPort,
+    httpAddress,
+    ...(allowGrpc
+      ? {
+          grpcPort: grpc.settings.port,
+          grpcAddress: grpc.settings.host,
+          grpc: {
+            ...grpcRest,
+            ...(grpcRestrictions !== undefined ? { restrictions: grpcRestrictions } : {}),
+          },
+        }
+      : {}),
     httpMaxInputSize: int('http-max-input-size', 1),
     ...(values.has('http-max-inflight-body-bytes')
       ? { httpMaxInflightBodyBytes: int('http-max-inflight-body-bytes', int('http-max-input-size', 1)) }
@@ -326,5 +477,12 @@ export function parseArgs(argv: readonly string[]): CliOptions {
       ...(logFile !== undefined ? { log_file: logFile } : {}),
     },
   };
-  return { help, version, server, metricsPort: allowMetrics ? metricsPort : undefined, exitOnError };
+  return {
+    help,
+    version,
+    server,
+    metricsPort: allowMetrics ? metricsPort : undefined,
+    exitOnError,
+    warnings: allowGrpc ? grpc.warnings : [],
+  };
 }

@@ -74,6 +74,12 @@ async function main(argv: readonly string[]): Promise<number> {
     ];
     core.logger.info('\n' + table(rows));
   }
+  for (const warning of options.warnings) core.logger.warn(warning);
+  // tritonserver's banner lines, gRPC first.
+  if (running.grpcPort !== undefined) {
+    const host = options.server.grpcAddress ?? '0.0.0.0';
+    core.logger.info(`Started GRPCInferenceService at ${host}:${running.grpcPort}`);
+  }
   if (running.url !== '')
     core.logger.info(`Started HTTPService at ${options.server.httpAddress ?? '0.0.0.0'}:${running.httpPort}`);
   if (running.metricsPort !== undefined) {

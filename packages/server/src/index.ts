@@ -16,3 +16,6 @@ export type { LogSettings } from './core/logging.js';
 export type { TraceSettings } from './core/trace.js';
 export { startHttpServer, type HttpServerHandle, type HttpServerOptions } from './http/server.js';
 export { DEFAULT_MAX_INPUT_SIZE } from './http/body.js';
+export { GrpcStartError, startGrpcServer, type GrpcServerHandle } from './grpc/server.js';
+export type { GrpcServerSettings, GrpcTlsFiles } from './grpc/settings.js';
+export { GRPC_STATUS_FOR_KIND, grpcStatusForKind } from './grpc/status.js';

@@ -1,10 +1,12 @@
 /**
  * `startServer`: the programmatic way to run tritonserver-ts (the CLI, the conformance suite and the
- * web app's tests use it). Loads the models, then serves HTTP (and optionally metrics).
+ * web app's tests use it). Loads the models, then serves HTTP, gRPC (when a gRPC port is given) and metrics.
  * @packageDocumentation
  */
 import { ServerError } from './core/errors.js';
 import { InferenceServer, type InferenceServerOptions } from './core/server.js';
+import { startGrpcServer, type GrpcServerHandle } from './grpc/server.js';
+import type { GrpcServerSettings } from './grpc/settings.js';
 import type { Restrictions } from './http/restricted-api.js';
 import { startHttpServer, type HttpServerHandle } from './http/server.js';
 import { startMetricsServer, type MetricsServer } from './metrics/server.js';
@@ -28,6 +30,16 @@ export interface StartServerOptions extends InferenceServerOptions {
   /** `--http-restricted-api`: API categories that require a header (see `parseRestrictions`). */
   readonly httpRestrictedApi?: Restrictions;
 
+  /**
+   * gRPC port (`inference.GRPCInferenceService`); `undefined` = no gRPC server (the CLI's
+   * `--allow-grpc` defaults to true and port 8001). 0 = a free port.
+   */
+  readonly grpcPort?: number;
+  /** `--grpc-address`. Default: {@link StartServerOptions.httpAddress}'s default, `127.0.0.1`. */
+  readonly grpcAddress?: string;
+  /** The gRPC front end's other settings (restrictions, TLS, keepalive, message size). */
+  readonly grpc?: Omit<GrpcServerSettings, 'port' | 'host'>;
+
   /** Metrics port (`/metrics`); `undefined` = no metrics server. 0 = a free port. */
   readonly metricsPort?: number;
   /** `--metrics-address`: address of the metrics server. Default: {@link StartServerOptions.httpAddress}. */
@@ -46,6 +58,10 @@ export interface RunningServer {
   /** `http://host:port` of the HTTP front end. */
   readonly url: string;
   readonly httpPort: number;
+  /** `host:port` of the gRPC front end (`''` when none runs). */
+  readonly grpcUrl: string;
+  /** The gRPC port when a gRPC server runs. */
+  readonly grpcPort: number | undefined;
   /** `http://host:port/metrics` when a metrics server runs. */
   readonly metricsUrl: string | undefined;
   readonly metricsPort: number | undefined;
@@ -77,6 +93,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   }
   const host = options.httpAddress ?? '127.0.0.1';
   let http: HttpServerHandle | undefined;
+  let grpc: GrpcServerHandle | undefined;
   let metrics: MetricsServer | undefined;
   try {
     if (options.allowHttp !== false) {
@@ -96,6 +113,13 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         ...(options.httpRestrictedApi !== undefined ? { restrictions: options.httpRestrictedApi } : {}),
       });
     }
+    if (options.grpcPort !== undefined) {
+      grpc = await startGrpcServer(core, {
+        ...options.grpc,
+        port: options.grpcPort,
+        host: options.grpcAddress ?? '127.0.0.1',
+      });
+    }
     if (options.metricsPort !== undefined) {
       metrics = await startMetricsServer({
         statistics: core.statistics,
@@ -105,14 +129,19 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     }
   } catch (error) {
     await http?.close(0);
+    await grpc?.close(0);
     await core.shutdown();
     throw error;
   }
-  const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+  const showHost = (h: string): string =>
+    h === '0.0.0.0' || h === '::' ? '127.0.0.1' : h.includes(':') ? `[${h}]` : h;
+  const shown = showHost(host);
   let closing: Promise<boolean> | undefined;
   return {
     url: http === undefined ? '' : `http://${shown}:${http.port}`,
     httpPort: http?.port ?? 0,
+    grpcUrl: grpc === undefined ? '' : `${showHost(grpc.host)}:${grpc.port}`,
+    grpcPort: grpc?.port,
     metricsUrl: metrics?.url,
     metricsPort: metrics?.port,
     server: core,
@@ -120,7 +149,12 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       closing ??= (async () => {
         const timeoutMs = (options.exitTimeoutSecs ?? 30) * 1000;
         const deadline = Date.now() + timeoutMs;
-        const finished = http === undefined ? true : await http.close(timeoutMs);
+        // Both front ends drain at once, within the same exit timeout.
+        const [httpDone, grpcDone] = await Promise.all([
+          http === undefined ? true : http.close(timeoutMs),
+          grpc === undefined ? true : grpc.close(timeoutMs),
+        ]);
+        const finished = httpDone && grpcDone;
         await metrics?.close().catch(() => undefined);
         // Unloading drains the schedulers; never wait past the exit timeout for a stuck execution.
         let timer: NodeJS.Timeout | undefined;

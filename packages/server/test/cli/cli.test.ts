@@ -80,6 +80,7 @@ describe('tritonserver-ts CLI', () => {
     const { child, url, stderr } = await startCli([
       `--model-repository=${repository}`,
       '--http-port=0',
+      '--grpc-port=0',
       '--http-address=127.0.0.1',
       '--metrics-port=0',
     ]);

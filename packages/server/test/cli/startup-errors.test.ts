@@ -36,8 +36,12 @@ describe('startup validation of the restriction and trace flags', () => {
       `Bad option: "--http-restricted-api".\nrestricted api 'health' can not be specified in multiple config groups\n`,
     ],
     [
-      '--grpc-restricted-protocol=health:k=v',
-      `Bad option: "--grpc-restricted-protocol".\ntritonserver-ts has no gRPC endpoint yet`,
+      '--grpc-restricted-protocol=health',
+      `Bad option: "--grpc-restricted-protocol".\n--grpc-restricted-protocol option format is '<config name>:<setting>=<value>'. Got health\n`,
+    ],
+    [
+      '--grpc-restricted-protocol=everything:k=v',
+      `Bad option: "--grpc-restricted-protocol".\nunknown restricted protocol 'everything' \n`,
     ],
     [
       '--trace-config=level=LOUD',

@@ -207,6 +207,7 @@ beforeAll(async () => {
       cli,
       `--model-repository=${repository}`,
       '--http-port=0',
+      '--grpc-port=0',
       '--http-address=127.0.0.1',
       '--allow-metrics=false',
       '--model-control-mode=explicit',

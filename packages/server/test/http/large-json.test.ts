@@ -28,6 +28,7 @@ beforeAll(async () => {
       cli,
       `--model-repository=${repository}`,
       '--http-port=0',
+      '--grpc-port=0',
       '--http-address=127.0.0.1',
       '--allow-metrics=false',
       `--http-max-input-size=${128 * MiB}`,

@@ -71,13 +71,7 @@ describe('--http-restricted-api parsing', () => {
     expect(parseRestrictions(['logging,trace:k:v=1']).get('trace')).toEqual({ key: 'k:v', value: '1' });
   });
 
-  it('refuses --grpc-restricted-protocol: there is no gRPC endpoint to restrict yet', () => {
-    expect(() => parseArgs(['--model-repository=/m', '--grpc-restricted-protocol=health:k=v'])).toThrow(
-      'Bad option: "--grpc-restricted-protocol".\ntritonserver-ts has no gRPC endpoint yet',
-    );
-  });
-
-  it('maps the gRPC methods to the same categories for the later gRPC front end', () => {
+  it('maps the gRPC methods to the same categories (used by the gRPC front end)', () => {
     expect(GRPC_METHOD_CATEGORIES.ModelReady).toBe('health');
     expect(GRPC_METHOD_CATEGORIES.ModelStreamInfer).toBe('inference');
     expect(new Set(Object.values(GRPC_METHOD_CATEGORIES))).toEqual(new Set(RESTRICTED_API_CATEGORIES));

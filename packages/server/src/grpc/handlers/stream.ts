@@ -1,0 +1,109 @@
+/**
+ * `ModelStreamInfer`: each request on the stream is read and run as `ModelInfer` would be, and
+ * answered on the stream in request order (the order tritonserver keeps for models that are not
+ * decoupled). A request that fails is answered with `error_message` (and the request's `id`) and the
+ * stream stays open; with the `triton_grpc_error: true` header the first failure ends the stream
+ * with its gRPC status instead. Every response carries `triton_final_response: true`: the core has
+ * no decoupled backend, so every request gets exactly one response (a decoupled model's config is
+ * accepted here and answered one-to-one).
+ * @packageDocumentation
+ */
+import { once } from 'node:events';
+
+import type { ServerDuplexStream } from '@grpc/grpc-js';
+import {
+  ModelStreamInferResponseSchema,
+  type ModelInferRequest,
+  type ModelStreamInferResponse,
+} from '@tritonserver-ts/client/protocol/grpc';
+
+import { toServerError } from '../../core/errors.js';
+import type { InferenceServer } from '../../core/server.js';
+import { boolParameter, encodeGrpcInferResponse } from '../infer-response.js';
+import { message } from '../messages.js';
+import { grpcErrorFor } from '../status.js';
+import { readInferRequest, runInfer, type InferHandlerOptions } from './infer.js';
+
+/** tritonserver's header that turns per-request stream errors into the stream's status. */
+export const TRITON_GRPC_ERROR_HEADER = 'triton_grpc_error';
+
+/** What a stream reports to the front end (in-flight tracking). */
+export interface StreamHooks {
+  /** Called once when the stream has finished (ended, failed or cancelled). */
+  readonly onDone: () => void;
+}
+
+/** Serves one `ModelStreamInfer` call. */
+export function serveStream(
+  core: InferenceServer,
+  call: ServerDuplexStream<ModelInferRequest, ModelStreamInferResponse>,
+  options: InferHandlerOptions,
+  hooks: StreamHooks,
+): void {
+  const controller = new AbortController();
+  const grpcErrorMode = call.metadata.get(TRITON_GRPC_ERROR_HEADER)[0] === 'true';
+  let finished = false;
+  let tail: Promise<void> = Promise.resolve();
+  const finish = (): void => {
+    if (finished) return;
+    finished = true;
+    hooks.onDone();
+  };
+
+  call.on('cancelled', () => {
+    controller.abort();
+    finish();
+  });
+  call.on('error', () => {
+    controller.abort();
+    finish();
+  });
+
+  call.on('data', (request: ModelInferRequest) => {
+    if (finished) return;
+    const receivedAt = process.hrtime.bigint();
+    // Inference starts at once (requests run concurrently); answers are written in request order.
+    const result: Promise<ModelStreamInferResponse | Error> = (async () => {
+      try {
+        const decoded = readInferRequest(
+          core,
+          request,
+          { metadata: call.metadata, signal: controller.signal, receivedAt },
+          { ...options, refuseDecoupled: false },
+        );
+        const response = await runInfer(core, decoded, receivedAt);
+        return message(ModelStreamInferResponseSchema, {
+          inferResponse: encodeGrpcInferResponse(response, { triton_final_response: boolParameter(true) }),
+        });
+      } catch (error) {
+        if (grpcErrorMode) return toServerError(error);
+        return message(ModelStreamInferResponseSchema, {
+          errorMessage: toServerError(error).message,
+          inferResponse: { id: request.id },
+        });
+      }
+    })();
+    tail = tail.then(async () => {
+      const answer = await result;
+      if (finished) return;
+      if (answer instanceof Error) {
+        // triton_grpc_error: the first failure ends the stream with its status.
+        controller.abort();
+        call.emit('error', grpcErrorFor(answer));
+        finish();
+        return;
+      }
+      // Backpressure: the next answer waits until the client has taken this one.
+      if (!call.write(answer)) await once(call, 'drain');
+    });
+  });
+
+  call.on('end', () => {
+    // The client half-closed: answer what is pending, then end with OK.
+    void tail.then(() => {
+      if (finished) return;
+      call.end();
+      finish();
+    });
+  });
+}

@@ -1,0 +1,131 @@
+/**
+ * tritonserver's gRPC flags: defaults, what is applied, what is refused (with tritonserver's
+ * messages where it has them) and what is accepted with a warning.
+ */
+import { describe, expect, it } from 'vitest';
+
+import { CliUsageError, parseArgs } from '../../src/cli-args.js';
+import { channelOptions } from '../../src/grpc/server.js';
+
+const base = ['--model-repository=/m'];
+
+describe('gRPC flags', () => {
+  it('defaults: gRPC on 0.0.0.0:8001, tritonserver’s keepalive and message limit', () => {
+    const o = parseArgs(base);
+    expect(o.server.grpcPort).toBe(8001);
+    expect(o.server.grpcAddress).toBe('0.0.0.0');
+    expect(o.server.grpc?.tls).toBeUndefined();
+    expect(channelOptions({ port: 8001, host: '0.0.0.0', ...o.server.grpc })).toEqual({
+      'grpc.max_receive_message_length': 2147483647,
+      'grpc.max_send_message_length': 2147483647,
+      'grpc.keepalive_time_ms': 7200000,
+      'grpc.keepalive_timeout_ms': 20000,
+    });
+    expect(o.warnings).toEqual([]);
+  });
+
+  it('--allow-grpc=false starts no gRPC server', () => {
+    const o = parseArgs([...base, '--allow-grpc=false', '--grpc-port=9']);
+    expect(o.server.grpcPort).toBeUndefined();
+  });
+
+  it('applies port, address, keepalive, connection age and the message limit', () => {
+    const o = parseArgs([
+      ...base,
+      '--grpc-port=9001',
+      '--grpc-address=127.0.0.1',
+      '--grpc-keepalive-time=1000',
+      '--grpc-keepalive-timeout=500',
+      '--grpc-max-connection-age=60000',
+      '--grpc-max-connection-age-grace=5000',
+      '--grpc-max-message-bytes=1048576',
+    ]);
+    expect(o.server.grpcPort).toBe(9001);
+    expect(o.server.grpcAddress).toBe('127.0.0.1');
+    expect(channelOptions({ port: 9001, host: '127.0.0.1', ...o.server.grpc })).toEqual({
+      'grpc.max_receive_message_length': 1048576,
+      'grpc.max_send_message_length': 1048576,
+      'grpc.keepalive_time_ms': 1000,
+      'grpc.keepalive_timeout_ms': 500,
+      'grpc.max_connection_age_ms': 60000,
+      'grpc.max_connection_age_grace_ms': 5000,
+    });
+  });
+
+  it('TLS: --grpc-use-ssl-mutual implies --grpc-use-ssl and needs the root certificate', () => {
+    const o = parseArgs([
+      ...base,
+      '--grpc-use-ssl-mutual=true',
+      '--grpc-server-cert=/c.pem',
+      '--grpc-server-key=/k.pem',
+      '--grpc-root-cert=/ca.pem',
+    ]);
+    expect(o.server.grpc?.tls).toEqual({
+      serverCertFile: '/c.pem',
+      serverKeyFile: '/k.pem',
+      rootCertFile: '/ca.pem',
+      mutual: true,
+    });
+    expect(() => parseArgs([...base, '--grpc-use-ssl=true'])).toThrow(
+      '--grpc-use-ssl requires --grpc-server-cert and --grpc-server-key',
+    );
+    expect(() =>
+      parseArgs([...base, '--grpc-use-ssl-mutual=true', '--grpc-server-cert=/c', '--grpc-server-key=/k']),
+    ).toThrow('--grpc-use-ssl-mutual requires --grpc-root-cert');
+  });
+
+  it.each([
+    [
+      ['--grpc-infer-thread-count=1'],
+      'invalid argument for --grpc_infer_thread_count. Must be in the range 2 to 128.',
+    ],
+    [
+      ['--grpc-infer-thread-count=129'],
+      'invalid argument for --grpc_infer_thread_count. Must be in the range 2 to 128.',
+    ],
+    [['--grpc-max-response-pool-size=0'], 'Error: --grpc-max-response-pool-size must be greater than 0.'],
+    [
+      ['--grpc-infer-response-compression-level=fast'],
+      'invalid argument for --grpc_infer_response_compression_level',
+    ],
+    [['--grpc-infer-response-compression-level=high'], 'grpc-js does not compress responses'],
+    [
+      ['--http-port=8001'],
+      'The server cannot listen to HTTP requests and GRPC requests at the same address and port 0.0.0.0:8001',
+    ],
+    [['--grpc-header-forward-pattern=('], 'invalid regex for --grpc-header-forward-pattern'],
+  ])('refuses %j', (args, message) => {
+    expect(() => parseArgs([...base, ...args])).toThrow(CliUsageError);
+    expect(() => parseArgs([...base, ...args])).toThrow(message);
+  });
+
+  it('the same port on different addresses is no collision; port 0 never is', () => {
+    expect(() => parseArgs([...base, '--http-port=8001', '--grpc-address=127.0.0.1'])).not.toThrow();
+    expect(() => parseArgs([...base, '--http-port=0', '--grpc-port=0'])).not.toThrow();
+  });
+
+  it('accepts the flags grpc-js cannot apply, with a warning when they would change something', () => {
+    const o = parseArgs([
+      ...base,
+      '--grpc-infer-thread-count=4',
+      '--grpc-infer-allocation-pool-size=16',
+      '--grpc-max-response-pool-size=10',
+      '--grpc-keepalive-permit-without-calls=true',
+      '--grpc-http2-max-pings-without-data=2',
+      '--grpc-http2-max-ping-strikes=5',
+      '--grpc-infer-response-compression-level=NONE',
+    ]);
+    expect(o.warnings).toEqual([
+      '--grpc-infer-thread-count has no effect: gRPC calls are served on the event loop',
+      '--grpc-infer-allocation-pool-size has no effect: tritonserver-ts keeps no per-call state pool',
+      '--grpc-max-response-pool-size has no effect: no model here answers more than one response per request',
+      '--grpc-keepalive-permit-without-calls=true is not enforced: grpc-js servers do not police client pings',
+      '--grpc-http2-max-ping-strikes=5 is not enforced: grpc-js servers do not police client pings',
+    ]);
+  });
+
+  it('--grpc-header-forward-pattern is case-insensitive, as tritonserver makes it', () => {
+    const o = parseArgs([...base, '--grpc-header-forward-pattern=^x-forward-']);
+    expect(o.server.grpc?.headerForwardPattern?.test('X-Forward-User')).toBe(true);
+  });
+});
