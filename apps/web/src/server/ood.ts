@@ -18,8 +18,9 @@ export const OOD_CALIBRATION = {
 /**
  * Largest difference allowed between the served model's blank-image logits and the calibration's.
  * Triton prints them with 6 decimals and the CPU build reproduces them to that; the margin leaves room
- * for reduced precision (configs/gpu.pbtxt runs TensorRT FP16; not measured here), while a model
- * with other weights differs by whole units.
+ * for reduced precision (configs/gpu.pbtxt runs TensorRT FP16; not measured here), while a head
+ * trained even slightly differently moves them more (measured: L2 0.02 instead of 0.01, 0.24; 150
+ * instead of 200 iterations, 0.11).
  */
 export const FINGERPRINT_TOLERANCE = 0.05;
 
