@@ -179,6 +179,7 @@ export class TritonClient {
       signal: controller.signal,
       headers,
       queryParams: { ...this.#queryParams, ...options.queryParams },
+      ...(timer !== undefined ? { deadline: Date.now() + timeoutMs } : {}),
     };
     const classify = (raw: unknown): unknown => {
       if (timedOut) return new TritonTimeoutError(timeoutMs, { cause: raw });

@@ -33,6 +33,11 @@ export interface TransportContext {
   readonly headers: Readonly<Record<string, string>>;
   /** Merged query parameters (client defaults + call). */
   readonly queryParams: Readonly<QueryParams>;
+  /**
+   * When the call's timeout expires (ms since the epoch), for transports that tell the server
+   * (gRPC's deadline); absent when the call has no timeout. `signal` fires at the same moment.
+   */
+  readonly deadline?: number;
 }
 
 /** The operations of a Triton client, one per server API. */

@@ -1,0 +1,409 @@
+/**
+ * The gRPC transport: every operation of the client over `inference.GRPCInferenceService` with
+ * @grpc/grpc-js.
+ * @packageDocumentation
+ */
+import {
+  Client,
+  credentials as grpcCredentials,
+  status as GrpcStatus,
+  type CallOptions as GrpcCallOptions,
+  type ChannelCredentials,
+} from '@grpc/grpc-js';
+import type { DescMessage, MessageShape } from '@bufbuild/protobuf';
+import type {
+  CudaSharedMemoryRegion,
+  InferCall,
+  InferenceStatistics,
+  LoadModelOptions,
+  LogSettings,
+  ModelConfig,
+  ModelMetadata,
+  RepositoryIndexEntry,
+  ServerMetadata,
+  SystemSharedMemoryRegion,
+  TraceSettings,
+  TraceSettingsUpdate,
+} from '../api-types.js';
+import { TritonServerError, invalidArgument, protocolFailure } from '../errors.js';
+import type { CompressionAlgorithm } from '../protocol/compression.js';
+import type { InferInput } from '../protocol/infer-request.js';
+import type { DecodedInferResponse } from '../protocol/infer-response.js';
+import { stringifyJson } from '../protocol/json.js';
+import {
+  fromModelInferResponse,
+  serviceDefinition,
+  toModelInferRequest,
+  type GrpcMethodDefinition,
+  type MessageInput,
+  type ModelRepositoryParameterSchema,
+} from '../protocol/grpc/index.js';
+import type { Transport, TransportContext } from '../transport.js';
+import {
+  cudaSharedMemoryFromGrpc,
+  logSettingsFromGrpc,
+  logSettingsToGrpc,
+  modelConfigFromGrpc,
+  modelMetadataFromGrpc,
+  repositoryIndexFromGrpc,
+  serverMetadataFromGrpc,
+  statisticsFromGrpc,
+  systemSharedMemoryFromGrpc,
+  traceSettingsFromGrpc,
+  traceSettingsToGrpc,
+} from './convert.js';
+import { channelOptionsFor, type GrpcTransportOptions } from './options.js';
+import { metadataFromHeaders } from './metadata.js';
+import {
+  GrpcInferStream,
+  type StreamInferOptions,
+  type StreamOptions,
+  type StreamResponse,
+} from './stream.js';
+import { tritonErrorFromGrpc } from './status.js';
+import { parseGrpcUrl, type GrpcAddress } from './url.js';
+
+/** One request of {@link GrpcTransport.streamInfer}. */
+export interface StreamRequest {
+  readonly modelName: string;
+  readonly inputs: readonly InferInput[];
+  readonly options?: StreamInferOptions;
+}
+
+type Definitions = typeof serviceDefinition;
+type Rpc = keyof Definitions;
+type RequestOf<K extends Rpc> = Definitions[K] extends GrpcMethodDefinition<infer I, DescMessage> ? I : never;
+type ResponseOf<K extends Rpc> =
+  Definitions[K] extends GrpcMethodDefinition<DescMessage, infer O> ? MessageShape<O> : never;
+
+function pem(value: Uint8Array | string | undefined): Buffer | null {
+  if (value === undefined) return null;
+  return typeof value === 'string' ? Buffer.from(value, 'utf8') : Buffer.from(value);
+}
+
+/** Waits until `signal` fires or `ms` pass (a local deadline and the client's timer may race). */
+function settle(signal: AbortSignal, ms: number): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+/**
+ * The gRPC transport (`inference.GRPCInferenceService` over @grpc/grpc-js). Hand it to
+ * `new TritonClient({ transport })`, or use {@link createGrpcClient}.
+ *
+ * Per call: the client's headers go as metadata, its timeout as the gRPC deadline, and its abort
+ * signal cancels the call. Query parameters are HTTP-only and ignored. Infer: inputs travel in
+ * `raw_input_contents` (typed `contents` for inputs with `binaryData: false`); `requestCompression`
+ * compresses the request message (gzip or deflate, over a second channel made on first use, since
+ * grpc-js compresses per channel); the client always accepts compressed responses, so
+ * `responseCompression` is not needed; `rawBinaryRequest` is HTTP-only and ignored.
+ */
+export class GrpcTransport implements Transport {
+  readonly kind = 'grpc' as const;
+  readonly address: GrpcAddress;
+  readonly #client: Client;
+  readonly #options: GrpcTransportOptions;
+  readonly #credentials: ChannelCredentials;
+  /** Channels that compress requests (grpc-js compresses per channel), made on first use. */
+  readonly #compressed = new Map<CompressionAlgorithm, Client>();
+
+  constructor(options: GrpcTransportOptions) {
+    const tls = options.tls ?? {};
+    const hasTls =
+      tls.rootCertificates !== undefined ||
+      tls.privateKey !== undefined ||
+      tls.certificateChain !== undefined;
+    this.address = parseGrpcUrl(options.url, options.ssl === true || hasTls);
+    let creds: ChannelCredentials;
+    try {
+      creds = this.address.secure
+        ? grpcCredentials.createSsl(pem(tls.rootCertificates), pem(tls.privateKey), pem(tls.certificateChain))
+        : grpcCredentials.createInsecure();
+    } catch (error) {
+      throw invalidArgument(error);
+    }
+    this.#options = options;
+    this.#credentials = creds;
+    this.#client = new Client(this.address.target, creds, channelOptionsFor(options));
+  }
+
+  #clientFor(compression: CompressionAlgorithm | undefined): Client {
+    if (compression === undefined) return this.#client;
+    let client = this.#compressed.get(compression);
+    if (client === undefined) {
+      client = new Client(this.address.target, this.#credentials, {
+        ...channelOptionsFor(this.#options),
+        // grpc-js's CompressionAlgorithms: 1 deflate, 2 gzip.
+        'grpc.default_compression_algorithm': compression === 'gzip' ? 2 : 1,
+      });
+      this.#compressed.set(compression, client);
+    }
+    return client;
+  }
+
+  /**
+   * Runs one unary RPC. Throws the client's errors: {@link TritonServerError} for a status from the
+   * server, `TritonConnectionError` when no response came.
+   */
+  unary<K extends Rpc>(
+    rpc: K,
+    request: MessageInput<RequestOf<K>>,
+    ctx: TransportContext,
+    compression?: CompressionAlgorithm,
+  ): Promise<ResponseOf<K>> {
+    const method = serviceDefinition[rpc] as unknown as GrpcMethodDefinition<DescMessage, DescMessage>;
+    const metadata = metadataFromHeaders(ctx.headers);
+    const callOptions: GrpcCallOptions = ctx.deadline !== undefined ? { deadline: ctx.deadline } : {};
+    return new Promise<ResponseOf<K>>((resolve, reject) => {
+      if (ctx.signal.aborted) {
+        reject(tritonErrorFromGrpc(ctx.signal.reason, rpc));
+        return;
+      }
+      let responded = false;
+      const call = this.#clientFor(compression).makeUnaryRequest(
+        method.path,
+        method.requestSerialize as (value: unknown) => Buffer,
+        method.responseDeserialize,
+        request,
+        metadata,
+        callOptions,
+        (error, response) => {
+          ctx.signal.removeEventListener('abort', onAbort);
+          if (error === null && response !== undefined) {
+            resolve(response as ResponseOf<K>);
+            return;
+          }
+          const failure = tritonErrorFromGrpc(error, `${rpc} on ${this.address.target}`, responded);
+          if (error?.code === GrpcStatus.DEADLINE_EXCEEDED) {
+            // Let the client's own timer fire first, so it reports its timeout error.
+            void settle(ctx.signal, 50).then(() => reject(failure));
+            return;
+          }
+          reject(failure);
+        },
+      );
+      call.on('metadata', () => {
+        responded = true;
+      });
+      const onAbort = (): void => call.cancel();
+      ctx.signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  async #flag(run: () => Promise<boolean>, ctx: TransportContext): Promise<boolean> {
+    try {
+      return await run();
+    } catch (error) {
+      // As over HTTP: a server that answers with an error status means "not live / ready".
+      if (error instanceof TritonServerError && !ctx.signal.aborted) return false;
+      throw error;
+    }
+  }
+
+  isServerLive(ctx: TransportContext): Promise<boolean> {
+    return this.#flag(async () => (await this.unary('ServerLive', {}, ctx)).live, ctx);
+  }
+
+  isServerReady(ctx: TransportContext): Promise<boolean> {
+    return this.#flag(async () => (await this.unary('ServerReady', {}, ctx)).ready, ctx);
+  }
+
+  isModelReady(name: string, version: string, ctx: TransportContext): Promise<boolean> {
+    return this.#flag(async () => (await this.unary('ModelReady', { name, version }, ctx)).ready, ctx);
+  }
+
+  async getServerMetadata(ctx: TransportContext): Promise<ServerMetadata> {
+    return serverMetadataFromGrpc(await this.unary('ServerMetadata', {}, ctx));
+  }
+
+  async getModelMetadata(name: string, version: string, ctx: TransportContext): Promise<ModelMetadata> {
+    return modelMetadataFromGrpc(await this.unary('ModelMetadata', { name, version }, ctx));
+  }
+
+  async getModelConfig(name: string, version: string, ctx: TransportContext): Promise<ModelConfig> {
+    return modelConfigFromGrpc((await this.unary('ModelConfig', { name, version }, ctx)).config);
+  }
+
+  async getModelRepositoryIndex(ctx: TransportContext): Promise<RepositoryIndexEntry[]> {
+    return repositoryIndexFromGrpc(await this.unary('RepositoryIndex', {}, ctx));
+  }
+
+  async loadModel(name: string, options: LoadModelOptions, ctx: TransportContext): Promise<void> {
+    const parameters: Record<string, MessageInput<typeof ModelRepositoryParameterSchema>> = {};
+    if (options.config !== undefined) {
+      const config = typeof options.config === 'string' ? options.config : stringifyJson(options.config);
+      parameters.config = { parameterChoice: { case: 'stringParam', value: config } };
+    }
+    for (const [path, content] of Object.entries(options.files ?? {})) {
+      const key = path.startsWith('file:') ? path : `file:${path}`;
+      parameters[key] = { parameterChoice: { case: 'bytesParam', value: content } };
+    }
+    await this.unary('RepositoryModelLoad', { modelName: name, parameters }, ctx);
+  }
+
+  async unloadModel(name: string, unloadDependents: boolean, ctx: TransportContext): Promise<void> {
+    await this.unary(
+      'RepositoryModelUnload',
+      {
+        modelName: name,
+        parameters: {
+          unload_dependents: { parameterChoice: { case: 'boolParam', value: unloadDependents } },
+        },
+      },
+      ctx,
+    );
+  }
+
+  async getInferenceStatistics(
+    name: string,
+    version: string,
+    ctx: TransportContext,
+  ): Promise<InferenceStatistics> {
+    return statisticsFromGrpc(await this.unary('ModelStatistics', { name, version }, ctx));
+  }
+
+  async getTraceSettings(modelName: string, ctx: TransportContext): Promise<TraceSettings> {
+    return traceSettingsFromGrpc(await this.unary('TraceSetting', { modelName }, ctx));
+  }
+
+  async updateTraceSettings(
+    modelName: string,
+    settings: TraceSettingsUpdate,
+    ctx: TransportContext,
+  ): Promise<TraceSettings> {
+    return traceSettingsFromGrpc(
+      await this.unary('TraceSetting', { modelName, settings: traceSettingsToGrpc(settings) }, ctx),
+    );
+  }
+
+  async getLogSettings(ctx: TransportContext): Promise<LogSettings> {
+    return logSettingsFromGrpc(await this.unary('LogSettings', {}, ctx));
+  }
+
+  async updateLogSettings(settings: LogSettings, ctx: TransportContext): Promise<LogSettings> {
+    return logSettingsFromGrpc(
+      await this.unary('LogSettings', { settings: logSettingsToGrpc(settings) }, ctx),
+    );
+  }
+
+  async getSystemSharedMemoryStatus(
+    region: string,
+    ctx: TransportContext,
+  ): Promise<SystemSharedMemoryRegion[]> {
+    return systemSharedMemoryFromGrpc(await this.unary('SystemSharedMemoryStatus', { name: region }, ctx));
+  }
+
+  async registerSystemSharedMemory(
+    name: string,
+    key: string,
+    byteSize: number,
+    offset: number,
+    ctx: TransportContext,
+  ): Promise<void> {
+    await this.unary(
+      'SystemSharedMemoryRegister',
+      { name, key, offset: BigInt(offset), byteSize: BigInt(byteSize) },
+      ctx,
+    );
+  }
+
+  async unregisterSystemSharedMemory(name: string, ctx: TransportContext): Promise<void> {
+    await this.unary('SystemSharedMemoryUnregister', { name }, ctx);
+  }
+
+  async getCudaSharedMemoryStatus(region: string, ctx: TransportContext): Promise<CudaSharedMemoryRegion[]> {
+    return cudaSharedMemoryFromGrpc(await this.unary('CudaSharedMemoryStatus', { name: region }, ctx));
+  }
+
+  async registerCudaSharedMemory(
+    name: string,
+    rawHandle: Uint8Array,
+    deviceId: number,
+    byteSize: number,
+    ctx: TransportContext,
+  ): Promise<void> {
+    await this.unary(
+      'CudaSharedMemoryRegister',
+      { name, rawHandle, deviceId: BigInt(deviceId), byteSize: BigInt(byteSize) },
+      ctx,
+    );
+  }
+
+  async unregisterCudaSharedMemory(name: string, ctx: TransportContext): Promise<void> {
+    await this.unary('CudaSharedMemoryUnregister', { name }, ctx);
+  }
+
+  async infer(call: InferCall, ctx: TransportContext): Promise<DecodedInferResponse> {
+    let request;
+    try {
+      request = toModelInferRequest({
+        modelName: call.modelName,
+        modelVersion: call.modelVersion,
+        inputs: call.inputs,
+        request: call.request,
+      });
+    } catch (error) {
+      throw invalidArgument(error);
+    }
+    const response = await this.unary('ModelInfer', request, ctx, call.requestCompression);
+    try {
+      return fromModelInferResponse(response);
+    } catch (error) {
+      throw protocolFailure(error);
+    }
+  }
+
+  /**
+   * Opens a `ModelStreamInfer` stream (the Python client's `start_stream`): send requests with
+   * `send`, read responses with `for await`, finish with `end` or `cancel`.
+   */
+  openStream(options: StreamOptions = {}): GrpcInferStream {
+    return new GrpcInferStream(this.#client, this.address.target, options);
+  }
+
+  /**
+   * Streams requests and yields every response as it arrives (zero or many per request for
+   * decoupled models). The stream is half-closed when `requests` is exhausted and ends when the
+   * server has answered everything; breaking out of the loop cancels it.
+   */
+  async *streamInfer(
+    requests: Iterable<StreamRequest> | AsyncIterable<StreamRequest>,
+    options: StreamOptions = {},
+  ): AsyncGenerator<StreamResponse, void, undefined> {
+    const stream = this.openStream(options);
+    let pumpError: Error | undefined;
+    const pump = (async () => {
+      try {
+        for await (const r of requests) stream.send(r.modelName, r.inputs, r.options);
+        stream.end();
+      } catch (error) {
+        pumpError = error instanceof Error ? error : new Error(String(error));
+        stream.cancel();
+      }
+    })();
+    try {
+      for await (const response of stream) yield response;
+    } catch (error) {
+      throw pumpError ?? error;
+    } finally {
+      stream.cancel();
+      await pump;
+    }
+    if (pumpError !== undefined) throw pumpError;
+  }
+
+  /** Closes the channel; calls in flight finish first. */
+  close(): Promise<void> {
+    this.#client.close();
+    for (const client of this.#compressed.values()) client.close();
+    return Promise.resolve();
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * gRPC statuses → the client's one error hierarchy.
+ * @packageDocumentation
+ */
+import { status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
+import {
+  TritonConnectionError,
+  TritonError,
+  TritonInvalidArgumentError,
+  TritonProtocolError,
+  TritonServerError,
+  httpStatusForGrpcCode,
+} from '../errors.js';
+
+/** True when `error` is a grpc-js call error (it carries a numeric `code` and `details`). */
+export function isServiceError(error: unknown): error is ServiceError {
+  return (
+    error instanceof Error &&
+    typeof (error as Partial<ServiceError>).code === 'number' &&
+    typeof (error as Partial<ServiceError>).details === 'string'
+  );
+}
+
+/**
+ * Whether the server itself produced the status: grpc-js statuses made on the client (no
+ * connection, connection dropped, local deadline, cancel) carry no metadata, while a status read
+ * from the server's headers or trailers does (at least its content-type).
+ */
+function fromServer(error: ServiceError, responded: boolean): boolean {
+  return responded || Object.keys(error.metadata?.getMap() ?? {}).length > 0;
+}
+
+/**
+ * Maps a failed call to a {@link TritonError}:
+ * - a response grpc-js could not decode or that exceeds `maxReceiveMessageLength` →
+ *   `TritonProtocolError`; a request over `maxSendMessageLength` → `TritonInvalidArgumentError`;
+ * - `UNAVAILABLE` (and `INTERNAL` / `UNKNOWN` for a dropped connection) that the server did not
+ *   send → {@link TritonConnectionError} (retried like an HTTP connection error); so are a local
+ *   `DEADLINE_EXCEEDED` or `CANCELLED` (the client then reports its timeout or abort error);
+ * - any other status → {@link TritonServerError} with the server's message verbatim, `status` the
+ *   HTTP equivalent ({@link httpStatusForGrpcCode}: 503 for a server-sent `UNAVAILABLE`, so it is
+ *   retried as HTTP 503 is), `body` the message, `transport: 'grpc'` and the grpc-js error (with its
+ *   numeric `code`) as `cause`.
+ * @param responded - the server had sent response headers before the call failed.
+ */
+export function tritonErrorFromGrpc(error: unknown, what: string, responded = false): TritonError {
+  if (error instanceof TritonError) return error;
+  if (!isServiceError(error)) {
+    const detail = error instanceof Error ? error.message : String(error);
+    return new TritonConnectionError(`${what} failed: ${detail}`, { cause: error });
+  }
+  const server = fromServer(error, responded);
+  if (!server) {
+    // Statuses grpc-js makes itself for a response it cannot read, or a request over the size limit.
+    if (/^Response message parsing error|^Received message larger than max/.test(error.details)) {
+      return new TritonProtocolError(`${what}: ${error.details}`, { cause: error });
+    }
+    if (/^Attempted to send message with a size larger than/.test(error.details)) {
+      return new TritonInvalidArgumentError(`${what}: ${error.details}`, { cause: error });
+    }
+  }
+  if (!server && (error.code === GrpcStatus.DEADLINE_EXCEEDED || error.code === GrpcStatus.CANCELLED)) {
+    // The client's own deadline or cancel: the client reports it as its timeout or abort error.
+    return new TritonConnectionError(`${what}: ${error.details}`, { cause: error });
+  }
+  const dropped = /connection dropped|ECONNRESET|socket hang up|stream closed/i.test(error.details);
+  if (
+    !server &&
+    (error.code === GrpcStatus.UNAVAILABLE ||
+      ((error.code === GrpcStatus.INTERNAL || error.code === GrpcStatus.UNKNOWN) && dropped))
+  ) {
+    return new TritonConnectionError(`${what} failed: ${error.details}`, { cause: error });
+  }
+  return new TritonServerError(httpStatusForGrpcCode(error.code), error.details, {
+    body: error.details,
+    transport: 'grpc',
+    cause: error,
+  });
+}

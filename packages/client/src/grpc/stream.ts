@@ -1,0 +1,234 @@
+/**
+ * `ModelStreamInfer`: one bidirectional stream carrying any number of inference requests and their
+ * responses (zero, one or many per request for decoupled models), like the Python client's
+ * `start_stream` / `async_stream_infer` / `stop_stream`, and as an async iterable.
+ * @packageDocumentation
+ */
+import type { Client, ClientDuplexStream } from '@grpc/grpc-js';
+import {
+  TritonAbortError,
+  TritonError,
+  TritonInvalidArgumentError,
+  TritonServerError,
+  invalidArgument,
+  protocolFailure,
+} from '../errors.js';
+import { InferResult } from '../infer-result.js';
+import type { InferInput, InferRequestOptions } from '../protocol/infer-request.js';
+import {
+  create,
+  fromModelInferResponse,
+  InferParameterSchema,
+  serviceDefinition,
+  toModelInferRequest,
+  type ModelInferRequest,
+  type ModelStreamInferResponse,
+} from '../protocol/grpc/index.js';
+import { metadataFromHeaders } from './metadata.js';
+import { tritonErrorFromGrpc } from './status.js';
+
+/** Options of one request on a stream. */
+export interface StreamInferOptions extends InferRequestOptions {
+  /** Model version (default: the server's choice). */
+  readonly modelVersion?: string | number;
+  /**
+   * Ask a decoupled model for an empty response flagged final after its last one
+   * (`triton_enable_empty_final_response`), so the end of each request's responses is visible.
+   */
+  readonly enableEmptyFinalResponse?: boolean;
+}
+
+/** One message read from a stream. */
+export interface StreamResponse {
+  /** The response, or `undefined` when the server reported an error for one request. */
+  readonly result: InferResult | undefined;
+  /** The server's in-band error for one request (the stream stays open). */
+  readonly error: TritonServerError | undefined;
+  /** The request id the message answers (as sent in `requestId`; '' when none). */
+  readonly id: string;
+  /** `triton_final_response`: the last response of its request (always true for non-decoupled models). */
+  readonly final: boolean;
+  /** A final response without outputs (see `enableEmptyFinalResponse`). */
+  readonly empty: boolean;
+}
+
+/** Options of {@link GrpcInferStream}. */
+export interface StreamOptions {
+  /** Headers sent as metadata when the stream opens. */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Cancels the stream (pending reads reject with `TritonAbortError`). */
+  readonly signal?: AbortSignal;
+  /** Deadline of the whole stream in ms (the Python client's `stream_timeout`; default none). */
+  readonly timeoutMs?: number;
+}
+
+/** Reads a `ModelStreamInferResponse` into a {@link StreamResponse}. */
+export function streamResponseFrom(message: ModelStreamInferResponse): StreamResponse {
+  const response = message.inferResponse;
+  const id = response?.id ?? '';
+  if (message.errorMessage !== '') {
+    const error = new TritonServerError(400, message.errorMessage, {
+      body: message.errorMessage,
+      transport: 'grpc',
+    });
+    return { result: undefined, error, id, final: true, empty: true };
+  }
+  if (response === undefined) {
+    return { result: undefined, error: undefined, id, final: true, empty: true };
+  }
+  const finalParam = response.parameters.triton_final_response?.parameterChoice;
+  // Without the parameter (a model that is not decoupled) every response is the last of its request.
+  const final = finalParam?.case === 'boolParam' ? finalParam.value : true;
+  let decoded;
+  try {
+    decoded = fromModelInferResponse(response);
+  } catch (error) {
+    throw protocolFailure(error);
+  }
+  return {
+    result: new InferResult(decoded),
+    error: undefined,
+    id,
+    final,
+    empty: response.outputs.length === 0,
+  };
+}
+
+type Waiter = { resolve: (r: IteratorResult<StreamResponse>) => void; reject: (e: unknown) => void };
+
+/**
+ * An open `ModelStreamInfer` call. {@link GrpcInferStream.send} queues requests (the Python
+ * client's `async_stream_infer`); responses are read by iterating the stream (`for await`), in the
+ * order the server sends them; correlate them by `requestId`. {@link GrpcInferStream.end} half-closes
+ * (no more requests; iteration ends after the last response), {@link GrpcInferStream.cancel} stops
+ * at once (the Python client's `stop_stream(cancel_requests=True)`).
+ */
+export class GrpcInferStream implements AsyncIterable<StreamResponse> {
+  readonly #call: ClientDuplexStream<ModelInferRequest, ModelStreamInferResponse>;
+  readonly #queue: StreamResponse[] = [];
+  readonly #waiters: Waiter[] = [];
+  #failure: unknown;
+  #done = false;
+  #ended = false;
+  #responded = false;
+  readonly #target: string;
+  readonly #signal: AbortSignal | undefined;
+  readonly #onAbort = (): void => this.cancel();
+
+  constructor(client: Client, target: string, options: StreamOptions = {}) {
+    this.#target = target;
+    const method = serviceDefinition.ModelStreamInfer;
+    const metadata = metadataFromHeaders(options.headers ?? {});
+    const timeout = options.timeoutMs;
+    const deadline =
+      timeout !== undefined && timeout > 0 && Number.isFinite(timeout) ? Date.now() + timeout : undefined;
+    this.#call = client.makeBidiStreamRequest(
+      method.path,
+      method.requestSerialize as (value: ModelInferRequest) => Buffer,
+      method.responseDeserialize,
+      metadata,
+      deadline !== undefined ? { deadline } : {},
+    );
+    this.#signal = options.signal;
+    if (options.signal?.aborted === true) queueMicrotask(() => this.cancel());
+    options.signal?.addEventListener('abort', this.#onAbort, { once: true });
+    this.#call.on('metadata', () => {
+      this.#responded = true;
+    });
+    this.#call.on('data', (message: ModelStreamInferResponse) => {
+      let response: StreamResponse;
+      try {
+        response = streamResponseFrom(message);
+      } catch (error) {
+        this.#fail(error);
+        return;
+      }
+      const waiter = this.#waiters.shift();
+      if (waiter !== undefined) waiter.resolve({ value: response, done: false });
+      else this.#queue.push(response);
+    });
+    this.#call.on('error', (error: unknown) => {
+      if (this.#signal?.aborted === true) this.#fail(new TritonAbortError({ cause: error }));
+      else this.#fail(tritonErrorFromGrpc(error, `ModelStreamInfer on ${this.#target}`, this.#responded));
+    });
+    this.#call.on('end', () => this.#finish());
+  }
+
+  #fail(error: unknown): void {
+    if (this.#done) return;
+    this.#failure = error;
+    this.#done = true;
+    this.#signal?.removeEventListener('abort', this.#onAbort);
+    for (const w of this.#waiters.splice(0)) w.reject(error);
+  }
+
+  #finish(): void {
+    if (this.#done) return;
+    this.#done = true;
+    this.#signal?.removeEventListener('abort', this.#onAbort);
+    for (const w of this.#waiters.splice(0)) w.resolve({ value: undefined, done: true });
+  }
+
+  /**
+   * Sends one request on the stream (the Python client's `async_stream_infer`).
+   * @throws TritonInvalidArgumentError when the inputs cannot be encoded or the stream was ended.
+   */
+  send(modelName: string, inputs: readonly InferInput[], options: StreamInferOptions = {}): void {
+    if (this.#ended || this.#done) throw new TritonInvalidArgumentError('the stream is closed');
+    let request: ModelInferRequest;
+    try {
+      request = toModelInferRequest({
+        modelName,
+        modelVersion: options.modelVersion === undefined ? '' : String(options.modelVersion),
+        inputs,
+        request: options,
+      });
+    } catch (error) {
+      throw invalidArgument(error);
+    }
+    if (options.enableEmptyFinalResponse === true) {
+      request.parameters.triton_enable_empty_final_response = create(InferParameterSchema, {
+        parameterChoice: { case: 'boolParam', value: true },
+      });
+    }
+    this.#call.write(request);
+  }
+
+  /** Half-closes the stream: no more requests; responses still arrive until the server ends it. */
+  end(): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#call.end();
+  }
+
+  /** Cancels the stream at once; pending and later reads end with `TritonAbortError`. */
+  cancel(): void {
+    this.#ended = true;
+    if (!this.#done) this.#fail(new TritonAbortError());
+    this.#call.cancel();
+  }
+
+  /** The next response, or `done` when the server ended the stream. */
+  next(): Promise<IteratorResult<StreamResponse>> {
+    const queued = this.#queue.shift();
+    if (queued !== undefined) return Promise.resolve({ value: queued, done: false });
+    if (this.#done) {
+      return this.#failure !== undefined
+        ? Promise.reject(
+            this.#failure instanceof TritonError ? this.#failure : protocolFailure(this.#failure),
+          )
+        : Promise.resolve({ value: undefined, done: true });
+    }
+    return new Promise((resolve, reject) => this.#waiters.push({ resolve, reject }));
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<StreamResponse> {
+    return {
+      next: () => this.next(),
+      return: () => {
+        this.cancel();
+        return Promise.resolve({ value: undefined, done: true });
+      },
+    };
+  }
+}
