@@ -45,6 +45,17 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
         <main id="main" className="mx-auto max-w-6xl px-4 py-6">
           {children}
         </main>
+        <footer className="border-t border-stone-200 bg-white">
+          <div className="mx-auto flex max-w-6xl flex-wrap gap-x-4 gap-y-1 px-4 py-4 text-sm text-slate-600">
+            <span>GourmetGram: Food-11 classification served by Triton Inference Server.</span>
+            <Link href="/api" className="text-emerald-800 underline underline-offset-2">
+              API
+            </Link>
+            <a href="/api/openapi.json" className="text-emerald-800 underline underline-offset-2">
+              OpenAPI 3.1 (JSON)
+            </a>
+          </div>
+        </footer>
       </body>
     </html>
   );
