@@ -267,7 +267,8 @@ export const OPERATIONS: readonly Operation[] = [
       description: 'An OpenAPI 3.1 document.',
       contentType: 'application/json',
     },
-    errors: [],
+    // The document states the configured limits: an invalid configuration is a 500.
+    errors: ['INTERNAL_ERROR'],
     curl: [`curl ${o}/api/openapi.json`],
   },
 ];
