@@ -61,6 +61,21 @@ if (!existsSync(NONFOOD) || !existsSync(SKIMAGE)) {
   }
 }
 
+// The /api page's curl examples are run as a reader would run them (e2e/api-page.spec.ts).
+if (spawnSync('curl', ['--version'], { stdio: 'ignore' }).status !== 0) {
+  if (typeof process.getuid === 'function' && process.getuid() === 0) {
+    console.log('curl is missing: installing it with apt-get…');
+    const install = ['install', '-y', '--no-install-recommends', 'curl'];
+    if (!run('apt-get', install) && !(run('apt-get', ['update']) && run('apt-get', install))) {
+      console.error('apt-get install curl failed; the API page tests run its curl examples.');
+      process.exit(1);
+    }
+  } else {
+    console.error('The API page tests run its curl examples: install curl (sudo apt-get install -y curl).');
+    process.exit(1);
+  }
+}
+
 if (!existsSync(`${root}/models_staging/food_classifier_onnx/1/model.onnx`)) {
   if (!run('npm', ['run', 'model:ensure', '-w', '@gourmetgram/food-model'], root)) process.exit(1);
 }
