@@ -10,8 +10,12 @@ import { join, relative } from 'node:path';
 import { datasetSplit } from '../build.js';
 import { OOD_OUTPUT_NAME } from '../contract.js';
 import { listPhotos } from '../dataset.js';
+import { loadNsfwjsMobileNetV2 } from '../convert/tfjs-artifacts.js';
 import { FoodModelError } from '../errors.js';
-import { MODEL_CONFIG_FILE, MODEL_FILE, PACKAGE_DIR, REPO_ROOT } from '../paths.js';
+import { cachedFeatures } from '../features.js';
+import { buildFeatureExtractor, FEATURE_DIM, unitRows } from '../graph.js';
+import { CACHE_DIR, MODEL_CONFIG_FILE, MODEL_FILE, PACKAGE_DIR, REPO_ROOT } from '../paths.js';
+import { selectRows } from '../train/evaluate.js';
 import { preprocessConfigId, servingPreprocessConfig } from '../preprocessing.js';
 import { row, runClassifier, zeroInputLogits } from './logits.js';
 import { ensureNonFoodImages, NONFOOD_IMAGES } from './nonfood.js';
@@ -59,6 +63,12 @@ export interface OodCalibration {
     preprocessing: string;
   };
   figures: MethodFigures;
+  /**
+   * Each training photo scored against the other training photos (its own features left out of the
+   * reference, in JavaScript on the build's features): a second, larger in-distribution sample the
+   * threshold was not chosen on.
+   */
+  leaveOneOutTraining: { falsePositive: Rate };
   /** The threshold chosen on one half of the held-out food, false positives counted on the other. */
   splitHalfCheck: { thresholds: [number, number]; falsePositive: Rate };
   /** Every score compared, at the same rule (the served one first). */
@@ -87,6 +97,28 @@ function figures(
     falsePositive: errorRates(food, [], threshold).falsePositive,
     falseNegative: { photo: fn('photo'), graphic: fn('graphic'), all: fn(null) },
   };
+}
+
+/**
+ * `1 − max cos` of every row against every other row of `features` (rows `[n, FEATURE_DIM]`): the
+ * served score of each training photo with itself left out of the reference set.
+ */
+export function leaveOneOutScores(features: Float32Array | Float64Array): number[] {
+  const unit = unitRows(features);
+  const n = unit.length / FEATURE_DIM;
+  const scores: number[] = [];
+  for (let i = 0; i < n; i++) {
+    let best = -Infinity;
+    for (let j = 0; j < n; j++) {
+      if (j === i) continue;
+      let dot = 0;
+      for (let k = 0; k < FEATURE_DIM; k++)
+        dot += (unit[i * FEATURE_DIM + k] as number) * (unit[j * FEATURE_DIM + k] as number);
+      best = Math.max(best, dot);
+    }
+    scores.push(1 - best);
+  }
+  return scores;
 }
 
 /** Options for {@link calibrateOod}. */
@@ -156,6 +188,18 @@ export async function calibrateOod(options: CalibrateOptions = {}): Promise<OodC
   const fpEven = errorRates(even, [], tOdd).falsePositive;
   const fpCount = fpOdd.count + fpEven.count;
 
+  // The build's (cached) features of the training photos, the ones the model's reference set holds.
+  const extractor = buildFeatureExtractor(loadNsfwjsMobileNetV2(), preprocess);
+  const { features } = await cachedFeatures(
+    extractor,
+    labelled.map((p) => p.path),
+    preprocess,
+    CACHE_DIR,
+  );
+  const trainRows = labelled.map((_, i) => i).filter((i) => !heldOut[i]);
+  const loo = leaveOneOutScores(selectRows(features, trainRows).data);
+  const looFlagged = loo.filter((s) => isFlagged(s, served.threshold)).length;
+
   const otherFlagged = Array.from(other.oodScores).filter((s) => isFlagged(s, served.threshold)).length;
   const modelBytes = readFileSync(modelFile);
   return {
@@ -176,6 +220,9 @@ export async function calibrateOod(options: CalibrateOptions = {}): Promise<OodC
       preprocessing: preprocessConfigId(preprocess),
     },
     figures: served,
+    leaveOneOutTraining: {
+      falsePositive: { count: looFlagged, of: loo.length, rate: looFlagged / loo.length },
+    },
     splitHalfCheck: {
       thresholds: [round6(tEven), round6(tOdd)],
       falsePositive: { count: fpCount, of: foodScores.length, rate: fpCount / foodScores.length },
@@ -205,6 +252,7 @@ export function summarizeOod(c: OodCalibration): string {
     `out-of-distribution score: ${c.method} (model output ${c.output}); threshold ${c.threshold}`,
     `  rule: ${c.rule}`,
     `  false positives (held-out food flagged): ${pct(c.figures.falsePositive)}; split-half check ${pct(c.splitHalfCheck.falsePositive)}`,
+    `  training photos flagged, each against the others (leave-one-out): ${pct(c.leaveOneOutTraining.falsePositive)}`,
     `  false negatives (non-food passed): photos ${pct(c.figures.falseNegative.photo)}, graphics ${pct(c.figures.falseNegative.graphic)}, all ${pct(c.figures.falseNegative.all)}`,
     `  untrained IFCT photos flagged: ${pct(c.untrainedIfctPhotos.flagged)}`,
     '  comparison at the same rule (AUROC, false negatives on all non-food):',
