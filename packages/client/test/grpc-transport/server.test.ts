@@ -1,0 +1,269 @@
+/**
+ * The gRPC transport against the real embedded server (its gRPC front end, generated test models):
+ * every API answers over gRPC as it does over HTTP, through the same `TritonClient`.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TritonClient } from '../../src/client.js';
+import { TritonServerError, TritonTimeoutError } from '../../src/errors.js';
+import { createGrpcClient, type GrpcTransport, type StreamResponse } from '../../src/grpc/index.js';
+import type { InferInput } from '../../src/protocol/infer-request.js';
+
+// Loaded by name so the client package does not depend on the server (the server depends on it).
+const serverModule = '@tritonserver-ts/server';
+const testingModule = '@tritonserver-ts/server/testing';
+
+interface RunningServer {
+  readonly url: string;
+  readonly grpcUrl: string;
+  close(): Promise<void>;
+}
+
+const MODELS = [
+  'simple',
+  'identity_int8',
+  'identity_uint16',
+  'identity_int64',
+  'identity_uint64',
+  'identity_bool',
+  'identity_string',
+  'identity_fp16',
+  'identity_fp32',
+  'classifier',
+  'versioned',
+  'slow_identity',
+];
+
+let repo: string;
+let server: RunningServer;
+let http: TritonClient;
+let grpc: TritonClient & { readonly transport: GrpcTransport };
+
+beforeAll(async () => {
+  const { startServer } = (await import(serverModule)) as {
+    startServer(options: Record<string, unknown>): Promise<RunningServer>;
+  };
+  const { writeTestModelRepository } = (await import(testingModule)) as {
+    writeTestModelRepository(dir: string, options: { only: readonly string[] }): Promise<unknown>;
+  };
+  repo = await mkdtemp(join(tmpdir(), 'client-grpc-'));
+  await writeTestModelRepository(repo, { only: MODELS });
+  server = await startServer({
+    modelRepositories: [repo],
+    modelControlMode: 'explicit',
+    loadModels: MODELS,
+    httpPort: 0,
+    grpcPort: 0,
+    logSink: () => undefined,
+  });
+  http = new TritonClient({ url: server.url });
+  grpc = createGrpcClient({ url: server.grpcUrl });
+});
+
+afterAll(async () => {
+  await grpc?.close();
+  await http?.close();
+  await server?.close();
+  if (repo !== undefined) await rm(repo, { recursive: true, force: true });
+});
+
+const a = Int32Array.from({ length: 16 }, (_, i) => i);
+const b = new Int32Array(16).fill(3);
+const simpleInputs: InferInput[] = [
+  { name: 'INPUT0', datatype: 'INT32', shape: [1, 16], data: a },
+  { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], data: b },
+];
+
+describe('management APIs: the same answers over gRPC and HTTP', () => {
+  it('health and readiness', async () => {
+    expect(await grpc.isServerLive()).toBe(true);
+    expect(await grpc.isServerReady()).toBe(true);
+    expect(await grpc.isModelReady('simple')).toBe(true);
+    expect(await grpc.isModelReady('versioned', 2)).toBe(true);
+    expect(await grpc.isModelReady('no_such_model')).toBe(false);
+  });
+
+  it('server and model metadata, model config', async () => {
+    expect(await grpc.getServerMetadata()).toEqual(await http.getServerMetadata());
+    expect(await grpc.getModelMetadata('simple')).toEqual(await http.getModelMetadata('simple'));
+    expect(await grpc.getModelMetadata('versioned', 3)).toEqual(await http.getModelMetadata('versioned', 3));
+    expect(await grpc.getModelConfig('simple')).toEqual(await http.getModelConfig('simple'));
+    expect(await grpc.getModelConfig('classifier')).toEqual(await http.getModelConfig('classifier'));
+  });
+
+  it('repository index, trace and log settings, shared-memory status', async () => {
+    expect(await grpc.getModelRepositoryIndex()).toEqual(await http.getModelRepositoryIndex());
+    expect(await grpc.getTraceSettings()).toEqual(await http.getTraceSettings());
+    expect(await grpc.getTraceSettings('simple')).toEqual(await http.getTraceSettings('simple'));
+    expect(await grpc.getLogSettings()).toEqual(await http.getLogSettings());
+    expect(await grpc.getSystemSharedMemoryStatus()).toEqual(await http.getSystemSharedMemoryStatus());
+  });
+
+  it('statistics count gRPC inferences', async () => {
+    const before = await grpc.getInferenceStatistics('simple');
+    await grpc.infer('simple', simpleInputs);
+    const after = await grpc.getInferenceStatistics('simple');
+    expect(Number(after.model_stats[0]?.inference_stats.success.count)).toBe(
+      Number(before.model_stats[0]?.inference_stats.success.count) + 1,
+    );
+    expect(after).toEqual(await http.getInferenceStatistics('simple'));
+  });
+
+  it('unload and load over gRPC', async () => {
+    await grpc.unloadModel('versioned');
+    expect(await http.isModelReady('versioned')).toBe(false);
+    await grpc.loadModel('versioned');
+    expect(await http.isModelReady('versioned')).toBe(true);
+  });
+
+  it('errors carry the server message and the gRPC transport', async () => {
+    const overGrpc = await grpc.getModelMetadata('no_such_model').catch((e: unknown) => e);
+    const overHttp = await http.getModelMetadata('no_such_model').catch((e: unknown) => e);
+    expect(overGrpc).toBeInstanceOf(TritonServerError);
+    expect(overGrpc).toMatchObject({ transport: 'grpc', message: (overHttp as Error).message });
+  });
+});
+
+describe('inference over gRPC', () => {
+  it("the 'simple' model: raw inputs and outputs, request id, requested outputs", async () => {
+    const result = await grpc.infer('simple', simpleInputs, {
+      requestId: 'g-1',
+      outputs: [{ name: 'OUTPUT1' }],
+    });
+    expect(result.id).toBe('g-1');
+    expect(result.modelName).toBe('simple');
+    expect(result.outputNames).toEqual(['OUTPUT1']);
+    expect(Array.from(result.asTypedArray('OUTPUT1', 'INT32'))).toEqual(Array.from(a, (v) => v - 3));
+    const all = await grpc.infer('simple', simpleInputs);
+    expect(Array.from(all.asTypedArray('OUTPUT0', 'INT32'))).toEqual(Array.from(a, (v) => v + 3));
+    expect(all.shape('OUTPUT0')).toEqual([1, 16]);
+  });
+
+  it('typed contents: INT8/UINT16 widened, 64-bit exact, BOOL and BYTES', async () => {
+    const cases: InferInput[] = [
+      { name: 'INPUT0', datatype: 'INT8', shape: [1, 3], data: new Int8Array([-128, 0, 127]) },
+      { name: 'INPUT0', datatype: 'UINT16', shape: [1, 2], data: new Uint16Array([0, 65535]) },
+      {
+        name: 'INPUT0',
+        datatype: 'INT64',
+        shape: [1, 2],
+        data: new BigInt64Array([2n ** 63n - 1n, -(2n ** 63n)]),
+      },
+      { name: 'INPUT0', datatype: 'UINT64', shape: [1, 1], data: new BigUint64Array([2n ** 64n - 1n]) },
+      { name: 'INPUT0', datatype: 'BOOL', shape: [1, 2], data: [true, false] },
+      { name: 'INPUT0', datatype: 'BYTES', shape: [1, 2], data: ['ab', 'ü'] },
+    ];
+    const models: Record<string, string> = {
+      INT8: 'identity_int8',
+      UINT16: 'identity_uint16',
+      INT64: 'identity_int64',
+      UINT64: 'identity_uint64',
+      BOOL: 'identity_bool',
+      BYTES: 'identity_string',
+    };
+    for (const input of cases) {
+      for (const binaryData of [false, true]) {
+        const result = await grpc.infer(models[input.datatype] as string, [{ ...input, binaryData }]);
+        const expected = (await http.infer(models[input.datatype] as string, [input])).output('OUTPUT0');
+        expect(result.output('OUTPUT0'), `${input.datatype} binaryData=${binaryData}`).toEqual(expected);
+      }
+    }
+  });
+
+  it('FP16 raw, classification, model versions', async () => {
+    const half = await grpc.infer('identity_fp16', [
+      { name: 'INPUT0', datatype: 'FP16', shape: [1, 2], data: [1.5, -2] },
+    ]);
+    expect(Array.from(half.asFloat32Array('OUTPUT0'))).toEqual([1.5, -2]);
+    const input: InferInput = { name: 'input', datatype: 'FP32', shape: [1, 5], data: [0, 3, 1, 2, 0] };
+    const top = await grpc.infer('classifier', [input], { outputs: [{ name: 'probs', classCount: 2 }] });
+    const topHttp = await http.infer('classifier', [input], { outputs: [{ name: 'probs', classCount: 2 }] });
+    expect(top.classifications('probs')).toEqual(topHttp.classifications('probs'));
+    const v2 = await grpc.infer(
+      'versioned',
+      [{ name: 'INPUT0', datatype: 'INT32', shape: [1], data: [10] }],
+      {
+        modelVersion: 2,
+      },
+    );
+    expect(v2.modelVersion).toBe('2');
+    expect(Array.from(v2.asTypedArray('OUTPUT0', 'INT32'))).toEqual([12]);
+  });
+
+  it('a 6 MB tensor each way (beyond grpc-js’s 4 MiB default receive limit)', async () => {
+    const big = Float32Array.from({ length: 1_500_000 }, (_, i) => i % 1000);
+    const started = performance.now();
+    const result = await grpc.infer('identity_fp32', [
+      { name: 'INPUT0', datatype: 'FP32', shape: [1, big.length], data: big },
+    ]);
+    const ms = performance.now() - started;
+    const out = result.asTypedArray('OUTPUT0', 'FP32');
+    expect(out.length).toBe(big.length);
+    expect(
+      Buffer.compare(Buffer.from(out.buffer, out.byteOffset, out.byteLength), Buffer.from(big.buffer)),
+    ).toBe(0);
+    expect(ms).toBeLessThan(10_000);
+  });
+
+  it('gzip-compressed requests', async () => {
+    const result = await grpc.infer('simple', simpleInputs, { requestCompression: 'gzip' });
+    expect(Array.from(result.asTypedArray('OUTPUT0', 'INT32'))).toEqual(Array.from(a, (v) => v + 3));
+  });
+
+  it('unknown models and bad inputs fail with the server message, as over HTTP', async () => {
+    const overGrpc = await grpc.infer('no_such_model', simpleInputs).catch((e: unknown) => e);
+    const overHttp = await http.infer('no_such_model', simpleInputs).catch((e: unknown) => e);
+    expect(overGrpc).toBeInstanceOf(TritonServerError);
+    expect((overGrpc as Error).message).toBe((overHttp as Error).message);
+    const wrong = await grpc
+      .infer('simple', [{ name: 'INPUT0', datatype: 'INT32', shape: [1, 16], data: a }])
+      .catch((e: unknown) => e);
+    expect(wrong).toBeInstanceOf(TritonServerError);
+  });
+
+  it("the client's timeout is the deadline", async () => {
+    const error = await grpc
+      .infer('slow_identity', [{ name: 'INPUT0', datatype: 'FP32', shape: [1, 1], data: [1] }], {
+        timeoutMs: 5,
+      })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TritonTimeoutError);
+    // The server is still fine afterwards.
+    expect(await grpc.isServerLive()).toBe(true);
+  });
+});
+
+describe('ModelStreamInfer', () => {
+  it('streams requests and yields one response per request, correlated by id', async () => {
+    const requests = [0, 1, 2].map((i) => ({
+      modelName: 'simple',
+      inputs: simpleInputs,
+      options: { requestId: `s${i}` },
+    }));
+    const responses: StreamResponse[] = [];
+    for await (const response of grpc.transport.streamInfer(requests)) responses.push(response);
+    expect(responses.map((r) => [r.id, r.final, r.error])).toEqual([
+      ['s0', true, undefined],
+      ['s1', true, undefined],
+      ['s2', true, undefined],
+    ]);
+    expect(Array.from(responses[0]?.result?.asTypedArray('OUTPUT0', 'INT32') ?? [])).toEqual(
+      Array.from(a, (v) => v + 3),
+    );
+  });
+
+  it('a failing request is reported in-band and the stream goes on', async () => {
+    const stream = grpc.transport.openStream();
+    stream.send('no_such_model', simpleInputs, { requestId: 'bad' });
+    stream.send('simple', simpleInputs, { requestId: 'good' });
+    stream.end();
+    const responses: StreamResponse[] = [];
+    for await (const response of stream) responses.push(response);
+    expect(responses).toHaveLength(2);
+    expect(responses[0]?.error).toBeInstanceOf(TritonServerError);
+    expect(responses[0]?.error?.message).toContain('no_such_model');
+    expect(responses[1]).toMatchObject({ id: 'good', error: undefined });
+  });
+});
