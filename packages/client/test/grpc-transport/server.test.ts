@@ -43,10 +43,10 @@ let grpc: TritonClient & { readonly transport: GrpcTransport };
 
 beforeAll(async () => {
   const { startServer } = (await import(serverModule)) as {
-    startServer(options: Record<string, unknown>): Promise<RunningServer>;
+    startServer: (options: Record<string, unknown>) => Promise<RunningServer>;
   };
   const { writeTestModelRepository } = (await import(testingModule)) as {
-    writeTestModelRepository(dir: string, options: { only: readonly string[] }): Promise<unknown>;
+    writeTestModelRepository: (dir: string, options: { only: readonly string[] }) => Promise<unknown>;
   };
   repo = await mkdtemp(join(tmpdir(), 'client-grpc-'));
   await writeTestModelRepository(repo, { only: MODELS });
