@@ -63,6 +63,7 @@ const RUN_HERE = {
   webCorrection: `curl -H 'content-type: application/json' -d '{"predictionId":"<requestId>","kind":"correction","correctLabel":"Egg"}' http://localhost:3000/api/feedback`,
   webFeedbackRecord: 'curl http://localhost:3000/api/feedback/<requestId>',
   webExamples: 'curl http://localhost:3000/api/examples',
+  webOpenApi: 'curl http://localhost:3000/api/openapi.json',
 } as const;
 
 const GPU_HOST =
@@ -608,6 +609,9 @@ describe('README command lines', () => {
     const examples = (await curl(RUN_HERE.webExamples)) as { examples: { url: string }[] };
     expect(examples.examples.length).toBeGreaterThan(0);
     expect((await fetch(`http://127.0.0.1:${webPort}${examples.examples[0]?.url ?? ''}`)).status).toBe(200);
+    const openapi = (await curl(RUN_HERE.webOpenApi)) as { openapi: string; paths: Record<string, unknown> };
+    expect(openapi.openapi).toMatch(/^3\.1\./);
+    expect(Object.keys(openapi.paths)).toEqual(expect.arrayContaining(['/api/predict', '/api/health']));
 
     // Ctrl+C stops everything npm start started.
     expect(await interrupt(web), web.output()).toBe(true);
