@@ -212,7 +212,7 @@ describe('listening and shutdown', () => {
       const error = await startServer({
         modelRepositories: [repository],
         allowHttp: false,
-        grpcPort: first.grpcPort,
+        grpcPort: Number(first.grpcPort),
         grpcAddress: '127.0.0.1',
         logSink: () => undefined,
       }).catch((e: unknown) => e);
