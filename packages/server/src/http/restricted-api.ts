@@ -44,9 +44,9 @@ export class RestrictedApiConfigError extends Error {
 /**
  * Parses the values of `--http-restricted-api` (one group per use): `<api>[,<api>...]:<key>=<value>`.
  * A category may appear in one group only (also twice in the same group is refused, as Triton does).
- * The HTTP header name is `<key>` as given; a gRPC front end would prefix it with
- * `triton-grpc-protocol-` (Triton's metadata key) when it uses these restrictions.
- * @param flag - the flag's name for messages (`http-restricted-api`, later `grpc-restricted-protocol`).
+ * The HTTP header name is `<key>` as given; the gRPC front end prefixes it with
+ * `triton-grpc-protocol-` (Triton's metadata key).
+ * @param flag - the flag's name for messages (`http-restricted-api` or `grpc-restricted-protocol`).
  * @throws RestrictedApiConfigError with Triton's startup messages
  */
 export function parseRestrictions(values: readonly string[], flag = 'http-restricted-api'): Restrictions {
@@ -121,8 +121,8 @@ export function categoryOf(route: Route): RestrictedApiCategory {
 
 /**
  * The same categories for the methods of Triton's gRPC service (`inference.GRPCInferenceService`,
- * plus the standard health check), for the gRPC front end of a later issue and its
- * `--grpc-restricted-protocol`. Kept here so both front ends share one mapping.
+ * plus the standard health check), used by the gRPC front end for `--grpc-restricted-protocol`
+ * (`grpc/restrictions.ts`). Kept here so both front ends share one mapping.
  */
 export const GRPC_METHOD_CATEGORIES: Readonly<Record<string, RestrictedApiCategory>> = {
   ServerLive: 'health',
