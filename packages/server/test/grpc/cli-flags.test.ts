@@ -129,3 +129,16 @@ describe('gRPC flags', () => {
     expect(o.server.grpc?.headerForwardPattern?.test('X-Forward-User')).toBe(true);
   });
 });
+
+describe('header forwarding', () => {
+  it('takes the metadata entries whose key matches, as string parameters', async () => {
+    const { Metadata } = await import('@grpc/grpc-js');
+    const { forwardedHeaders } = await import('../../src/grpc/handlers/infer.js');
+    const m = new Metadata();
+    m.set('x-forward-user', 'ann');
+    m.set('x-other', 'no');
+    m.set('x-forward-bin', Buffer.from([1]));
+    expect(forwardedHeaders(m, /^x-forward-/i)).toEqual({ 'x-forward-user': 'ann' });
+    expect(forwardedHeaders(m, undefined)).toBeUndefined();
+  });
+});

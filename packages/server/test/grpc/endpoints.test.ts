@@ -41,6 +41,7 @@ let client: GrpcTestClient;
 beforeAll(async () => {
   server = await startGrpcTestServer({
     only: ['simple', 'simple_no_batch', 'identity_int8', 'identity_string', 'classifier', 'versioned'],
+    metricsPort: 0,
   });
   client = new GrpcTestClient(server.grpcTarget);
 });
@@ -213,6 +214,12 @@ describe('ModelInfer', () => {
       model_stats: { inference_stats: { success: { count: number } } }[];
     };
     expect(BigInt(http.model_stats[0]?.inference_stats.success.count ?? -1)).toBe(count + 3n);
+    // And in the Prometheus metrics.
+    const metrics = await (await fetch(server.running.metricsUrl as string)).text();
+    const line = metrics
+      .split('\n')
+      .find((l) => l.startsWith('nv_inference_request_success{model="simple_no_batch",version="1"}'));
+    expect(line?.split(' ').at(-1)).toBe(String(count + 3n));
   });
 });
 

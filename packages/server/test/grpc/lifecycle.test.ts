@@ -200,6 +200,29 @@ describe('TLS', () => {
   });
 });
 
+describe('readiness', () => {
+  it('a model that failed to load: ServerReady false and Health/Check NOT_SERVING, ServerLive true', async () => {
+    const broken = await makeRepository(['simple', 'broken_config']);
+    const running = await startServer({
+      modelRepositories: [broken],
+      allowHttp: false,
+      grpcPort: 0,
+      logSink: () => undefined,
+    });
+    const client = new GrpcTestClient(running.grpcUrl);
+    try {
+      expect((await client.call<{ live: boolean }>('ServerLive', {})).live).toBe(true);
+      expect((await client.call<{ ready: boolean }>('ServerReady', {})).ready).toBe(false);
+      // NOT_SERVING = 2.
+      expect((await client.check<{ status: number }>({})).status).toBe(2);
+    } finally {
+      client.close();
+      await running.close();
+      await rm(broken, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('listening and shutdown', () => {
   it('a taken port: tritonserver’s words', async () => {
     const first = await startServer({

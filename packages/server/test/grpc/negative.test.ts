@@ -7,7 +7,11 @@ import { cp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import { Client, credentials, type ServiceError } from '@grpc/grpc-js';
-import type { ModelInferResponse, ServerLiveResponse } from '@tritonserver-ts/client/protocol/grpc';
+import type {
+  ModelInferResponse,
+  ModelStreamInferResponse,
+  ServerLiveResponse,
+} from '@tritonserver-ts/client/protocol/grpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { startServer, type RunningServer } from '../../src/index.js';
@@ -90,6 +94,28 @@ describe('model and version', () => {
       GrpcStatus.UNIMPLEMENTED,
       "ModelInfer RPC doesn't support models with decoupled transaction policy",
     );
+  });
+});
+
+describe('a decoupled model on the stream', () => {
+  it('is answered one-to-one (this server has no decoupled backend), marked final', async () => {
+    const stream = client.stream();
+    const answers: ModelStreamInferResponse[] = [];
+    const done = new Promise<void>((resolve, reject) => {
+      stream.on('data', (m: ModelStreamInferResponse) => answers.push(m));
+      stream.on('end', resolve);
+      stream.on('error', reject);
+    });
+    stream.write(simpleRequest(SIMPLE_A, SIMPLE_B, { modelName: 'simple_decoupled', id: 'd' }));
+    stream.end();
+    await done;
+    expect(answers).toHaveLength(1);
+    expect(answers[0]?.errorMessage).toBe('');
+    expect(answers[0]?.inferResponse?.id).toBe('d');
+    expect(answers[0]?.inferResponse?.parameters.triton_final_response?.parameterChoice).toEqual({
+      case: 'boolParam',
+      value: true,
+    });
   });
 });
 
