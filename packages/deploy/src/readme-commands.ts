@@ -154,3 +154,41 @@ export function npxBins(text: string): string[] {
 export function inlineNpxCommands(markdown: string): string[] {
   return [...markdown.matchAll(/`(npx [^`\n]+)`/g)].map((m) => m[1] ?? '');
 }
+
+/** An npm script a command runs: `npm run <script>`, `npm test`, `npm start`, with its `-w` workspaces. */
+export interface NpmScriptUse {
+  script: string;
+  /** Workspaces named by `-w` / `--workspace`; empty: the current directory's package. */
+  workspaces: string[];
+}
+
+/** The npm scripts a text runs (`npm ci`, `npm install` and other npm commands are not scripts). */
+export function npmScripts(text: string): NpmScriptUse[] {
+  const out: NpmScriptUse[] = [];
+  for (const simple of simpleCommands(text)) {
+    const all = simple.split(/\s+/);
+    let first = 0; // after leading VAR=value assignments
+    while (first < all.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(all[first] ?? '')) first += 1;
+    const words = all.slice(first);
+    if (words[0] !== 'npm') continue;
+    const workspaces: string[] = [];
+    const rest: string[] = [];
+    for (let i = 1; i < words.length; i++) {
+      const word = words[i] ?? '';
+      if (word === '--') break;
+      if (word === '-w' || word === '--workspace') workspaces.push(words[++i] ?? '');
+      else if (/^(-w|--workspace)=/.test(word)) workspaces.push(word.slice(word.indexOf('=') + 1));
+      else if (!word.startsWith('-')) rest.push(word);
+    }
+    const [command, script] = rest;
+    if ((command === 'run' || command === 'run-script') && script !== undefined)
+      out.push({ script, workspaces });
+    else if (command === 'test' || command === 'start') out.push({ script: command, workspaces });
+  }
+  return out;
+}
+
+/** Inline code spans of a Markdown text that are npm commands (`` `npm run build` ``). */
+export function inlineNpmCommands(markdown: string): string[] {
+  return [...markdown.matchAll(/`(npm [^`\n]+)`/g)].map((m) => m[1] ?? '');
+}

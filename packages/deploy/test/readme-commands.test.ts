@@ -30,7 +30,9 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   commandsInMarkdown,
+  inlineNpmCommands,
   inlineNpxCommands,
+  npmScripts,
   npxBins,
   programOf,
   readmeCommands,
@@ -94,6 +96,7 @@ const NOT_RUN: Record<string, string> = {
   'mc tag list minio/production/class_08/<requestId>.jpg':
     "needs MinIO's mc client and a MinIO server (neither is installed here)",
   'npm install @tritonserver-ts/client': REGISTRY,
+  'npm install @tritonserver-ts/client @grpc/grpc-js': REGISTRY,
   'npm install @tritonserver-ts/server': REGISTRY,
   // docker/README.md: preparing a GPU host
   'sudo apt-get update': GPU_HOST,
@@ -443,6 +446,44 @@ describe('README command lines', () => {
         existsSync(join(repoRoot, 'node_modules/.bin', bin)),
         `npx ${bin}: not in node_modules/.bin`,
       ).toBe(true);
+  });
+
+  it('every npm script a README names, in code blocks and inline, exists where it runs', () => {
+    // Package name -> directory and scripts, for the root package and every workspace.
+    const packages = new Map<string, { dir: string; scripts: Record<string, string> }>();
+    for (const file of ['package.json', ...trackedFiles('packages'), ...trackedFiles('apps')]) {
+      if (file !== 'package.json' && !/^(packages|apps)\/[^/]+\/package\.json$/.test(file)) continue;
+      const pkg = JSON.parse(read(file)) as { name: string; scripts?: Record<string, string> };
+      packages.set(pkg.name, { dir: file.slice(0, -'package.json'.length), scripts: pkg.scripts ?? {} });
+    }
+    const all = [...packages.values()];
+    const rootScripts = all.find((p) => p.dir === '')?.scripts ?? {};
+    const problems: string[] = [];
+    let checked = 0;
+    for (const file of readmeFiles()) {
+      // Without -w a command runs in the README's own package, or (as prose about `npm start` or
+      // `npm test` often means) at the root: the script must exist in one of them.
+      const own = all.find((p) => p.dir !== '' && `${p.dir}README.md` === file)?.scripts ?? {};
+      const texts = [
+        ...commands.filter((c) => c.file === file).map((c) => c.text),
+        ...inlineNpmCommands(read(file)),
+      ];
+      for (const text of texts) {
+        for (const { script, workspaces } of npmScripts(text)) {
+          checked += 1;
+          if (workspaces.length === 0 && !(script in own) && !(script in rootScripts))
+            problems.push(`${file}: \`${text}\`: no script ${script} here or at the root`);
+          for (const workspace of workspaces) {
+            const pkg = packages.get(workspace);
+            if (pkg === undefined) problems.push(`${file}: \`${text}\`: no workspace ${workspace}`);
+            else if (!(script in pkg.scripts))
+              problems.push(`${file}: \`${text}\`: ${workspace} has no script ${script}`);
+          }
+        }
+      }
+    }
+    expect(problems).toEqual([]);
+    expect(checked).toBeGreaterThan(20);
   });
 
   it('model:build rebuilds the demo model, then model:ensure finds it up to date', async () => {
