@@ -25,7 +25,14 @@ import type {
   TraceSettings,
   TraceSettingsUpdate,
 } from '../api-types.js';
-import { TritonServerError, invalidArgument, protocolFailure } from '../errors.js';
+import {
+  TritonError,
+  TritonInvalidArgumentError,
+  TritonServerError,
+  invalidArgument,
+  protocolFailure,
+} from '../errors.js';
+import type { InferResult } from '../infer-result.js';
 import type { CompressionAlgorithm } from '../protocol/compression.js';
 import type { InferInput } from '../protocol/infer-request.js';
 import type { DecodedInferResponse } from '../protocol/infer-response.js';
@@ -62,6 +69,16 @@ import {
 } from './stream.js';
 import { tritonErrorFromGrpc } from './status.js';
 import { parseGrpcUrl, type GrpcAddress } from './url.js';
+
+/**
+ * Receives each message of a {@link GrpcTransport.startStream} stream: the result, or the error (an
+ * in-band error of one request, or the error that ended the stream, then `response` is undefined).
+ */
+export type StreamCallback = (
+  result: InferResult | undefined,
+  error: TritonError | undefined,
+  response: StreamResponse | undefined,
+) => void;
 
 /** One request of {@link GrpcTransport.streamInfer}. */
 export interface StreamRequest {
@@ -114,6 +131,8 @@ export class GrpcTransport implements Transport {
   readonly #credentials: ChannelCredentials;
   /** Channels that compress requests (grpc-js compresses per channel), made on first use. */
   readonly #compressed = new Map<CompressionAlgorithm, Client>();
+  /** The stream of {@link GrpcTransport.startStream} and its reader. */
+  #active: { stream: GrpcInferStream; reading: Promise<void> } | undefined;
 
   constructor(options: GrpcTransportOptions) {
     const tls = options.tls ?? {};
@@ -400,10 +419,60 @@ export class GrpcTransport implements Transport {
     if (pumpError !== undefined) throw pumpError;
   }
 
+  /**
+   * Starts the one stream of this transport, as the Python client's `start_stream`: every response
+   * (or in-band error) is passed to `callback(result, error, response)`; an error of the stream
+   * itself is passed once as `error` and ends it.
+   * @throws TritonInvalidArgumentError when a stream is already running.
+   */
+  startStream(callback: StreamCallback, options: StreamOptions = {}): void {
+    if (this.#active !== undefined) {
+      throw new TritonInvalidArgumentError(
+        'cannot start another stream with one already running. Only a single active stream is supported at a given time.',
+      );
+    }
+    const stream = this.openStream(options);
+    const reading = (async () => {
+      try {
+        for await (const response of stream) callback(response.result, response.error, response);
+      } catch (error) {
+        callback(undefined, error instanceof TritonError ? error : protocolFailure(error), undefined);
+      }
+    })();
+    this.#active = { stream, reading };
+  }
+
+  /**
+   * Sends a request on the stream of {@link GrpcTransport.startStream} (the Python client's
+   * `async_stream_infer`); responses go to its callback.
+   * @throws TritonInvalidArgumentError when no stream was started.
+   */
+  asyncStreamInfer(modelName: string, inputs: readonly InferInput[], options: StreamInferOptions = {}): void {
+    if (this.#active === undefined) {
+      throw new TritonInvalidArgumentError('stream not available, use startStream() to make one available.');
+    }
+    this.#active.stream.send(modelName, inputs, options);
+  }
+
+  /**
+   * Stops the stream of {@link GrpcTransport.startStream} (the Python client's `stop_stream`):
+   * half-closes it and resolves once the server has sent every response, or with
+   * `cancelRequests: true` cancels it at once. A no-op without a stream.
+   */
+  async stopStream(options: { readonly cancelRequests?: boolean } = {}): Promise<void> {
+    const active = this.#active;
+    if (active === undefined) return;
+    this.#active = undefined;
+    if (options.cancelRequests === true) active.stream.cancel();
+    else active.stream.end();
+    await active.reading;
+  }
+
   /** Closes the channel; calls in flight finish first. */
-  close(): Promise<void> {
+  async close(): Promise<void> {
+    // As the Python client: the stream is stopped (half-closed, its responses read) first.
+    await this.stopStream();
     this.#client.close();
     for (const client of this.#compressed.values()) client.close();
-    return Promise.resolve();
   }
 }

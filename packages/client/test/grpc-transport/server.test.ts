@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TritonClient } from '../../src/client.js';
-import { TritonServerError, TritonTimeoutError } from '../../src/errors.js';
+import { TritonInvalidArgumentError, TritonServerError, TritonTimeoutError } from '../../src/errors.js';
 import { createGrpcClient, type GrpcTransport, type StreamResponse } from '../../src/grpc/index.js';
 import type { InferInput } from '../../src/protocol/infer-request.js';
 
@@ -265,5 +265,25 @@ describe('ModelStreamInfer', () => {
     expect(responses[0]?.error).toBeInstanceOf(TritonServerError);
     expect(responses[0]?.error?.message).toContain('no_such_model');
     expect(responses[1]).toMatchObject({ id: 'good', error: undefined });
+  });
+
+  it("the Python client's startStream / asyncStreamInfer / stopStream", async () => {
+    const transport = grpc.transport;
+    expect(() => transport.asyncStreamInfer('simple', simpleInputs)).toThrow(TritonInvalidArgumentError);
+    const seen: [string, boolean, string | undefined][] = [];
+    transport.startStream((result, error, response) => {
+      seen.push([response?.id ?? '', result !== undefined, error?.message]);
+    });
+    expect(() => transport.startStream(() => undefined)).toThrow(TritonInvalidArgumentError);
+    transport.asyncStreamInfer('simple', simpleInputs, { requestId: 'p1' });
+    transport.asyncStreamInfer('simple', simpleInputs, { requestId: 'p2' });
+    await transport.stopStream();
+    expect(seen).toEqual([
+      ['p1', true, undefined],
+      ['p2', true, undefined],
+    ]);
+    // A new stream can start once the previous one stopped; cancelRequests stops at once.
+    transport.startStream(() => undefined);
+    await transport.stopStream({ cancelRequests: true });
   });
 });
