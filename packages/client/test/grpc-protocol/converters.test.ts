@@ -144,15 +144,7 @@ describe('server side', () => {
     );
   });
 
-  it('refuses a raw entry count that does not match the inputs using raw data', () => {
-    const extra = create(ModelInferRequestSchema, {
-      modelName: 'simple',
-      inputs: [{ name: 'A', datatype: 'INT32', shape: [1n] }],
-      rawInputContents: [raw([1]), raw([2])],
-    });
-    expect(protocolError(() => fromModelInferRequest(extra)).message).toBe(
-      "expected 1 inputs but got 2 inputs in 'ModelInferRequest' message for model 'simple'",
-    );
+  it("an input without a raw entry is refused with tritonserver's message; entries left over are ignored", () => {
     const missing = create(ModelInferRequestSchema, {
       modelName: 'simple',
       inputs: [
@@ -162,11 +154,39 @@ describe('server side', () => {
       rawInputContents: [raw([1])],
     });
     expect(protocolError(() => fromModelInferRequest(missing)).message).toBe(
-      "expected 2 inputs but got 1 inputs in 'ModelInferRequest' message for model 'simple'",
+      "unable to find data for input tensor 'B' for model 'simple' in request.",
     );
-    // Without any raw entry an input without contents has no data (the model's size check refuses it).
-    const none = create(ModelInferRequestSchema, { inputs: [{ name: 'A', datatype: 'INT32', shape: [1n] }] });
-    expect(fromModelInferRequest(none).inputs[0]?.data).toEqual(new Int32Array(0));
+    const none = create(ModelInferRequestSchema, {
+      modelName: 'simple',
+      inputs: [{ name: 'A', datatype: 'INT32', shape: [1n] }],
+    });
+    expect(protocolError(() => fromModelInferRequest(none)).message).toBe(
+      "unable to find data for input tensor 'A' for model 'simple' in request.",
+    );
+    const extra = create(ModelInferRequestSchema, {
+      modelName: 'simple',
+      inputs: [{ name: 'A', datatype: 'INT32', shape: [1n] }],
+      rawInputContents: [raw([1]), raw([2])],
+    });
+    expect(fromModelInferRequest(extra).inputs[0]?.data).toEqual(new Int32Array([1]));
+  });
+
+  it('refuses contents on a shared-memory input', () => {
+    const request = create(ModelInferRequestSchema, {
+      modelName: 'simple',
+      inputs: [
+        {
+          name: 'A',
+          datatype: 'INT32',
+          shape: [1n],
+          parameters: { shared_memory_region: { parameterChoice: { case: 'stringParam', value: 'r' } } },
+          contents: { intContents: [1] },
+        },
+      ],
+    });
+    expect(protocolError(() => fromModelInferRequest(request)).message).toBe(
+      "unexpected 'content' provided when using shared memory for input tensor 'A' for model 'simple'",
+    );
   });
 
   it('refuses wrongly typed shared-memory and classification parameters, unknown datatypes, duplicates', () => {
@@ -181,7 +201,7 @@ describe('server side', () => {
       ],
     });
     expect(protocolError(() => fromModelInferRequest(shm)).message).toBe(
-      "invalid value type for 'shared_memory_region' parameter, expected string_param.",
+      "invalid value type for 'shared_memory_region' parameter for tensor 'A', expected string_param.",
     );
     const cls = create(ModelInferRequestSchema, {
       outputs: [
@@ -192,7 +212,7 @@ describe('server side', () => {
       ],
     });
     expect(protocolError(() => fromModelInferRequest(cls)).message).toBe(
-      "invalid value type for 'classification' parameter, expected int64_param.",
+      "invalid value type for 'classification' parameter, expected int64_param",
     );
     const unknown = create(ModelInferRequestSchema, {
       inputs: [{ name: 'A', datatype: 'FP8', shape: [1n] }],

@@ -207,28 +207,28 @@ export interface GrpcDecodedInferRequest {
   readonly outputs: DecodedRequestedOutput[] | undefined;
 }
 
-function invalidType(key: string, expected: string): ProtocolError {
-  return new ProtocolError(
-    'INVALID_FIELD',
-    `invalid value type for '${key}' parameter, expected ${expected}.`,
-  );
-}
-
 /** Shared-memory parameters as Triton's gRPC front end reads them (region string, sizes int64). */
-function readShm(parameters: Readonly<Record<string, InferParameter>>): SharedMemoryRef | undefined {
+function readShm(
+  parameters: Readonly<Record<string, InferParameter>>,
+  tensor: string,
+): SharedMemoryRef | undefined {
+  const invalid = (key: string, expected: string): ProtocolError =>
+    new ProtocolError(
+      'INVALID_FIELD',
+      `invalid value type for '${key}' parameter for tensor '${tensor}', expected ${expected}.`,
+    );
   const region = parameters.shared_memory_region;
   if (region === undefined) return undefined;
-  if (region.parameterChoice.case !== 'stringParam')
-    throw invalidType('shared_memory_region', 'string_param');
+  if (region.parameterChoice.case !== 'stringParam') throw invalid('shared_memory_region', 'string_param');
   const integer = (key: string): number | bigint => {
     const p = parameters[key];
     if (p === undefined) return 0;
-    if (p.parameterChoice.case !== 'int64Param') throw invalidType(key, 'int64_param');
+    if (p.parameterChoice.case !== 'int64Param') throw invalid(key, 'int64_param');
     const v = p.parameterChoice.value;
     return v >= 0n && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
   };
-  const byteSize = integer('shared_memory_byte_size');
   const offset = integer('shared_memory_offset');
+  const byteSize = integer('shared_memory_byte_size');
   const name = region.parameterChoice.value;
   return offset === 0 ? { region: name, byteSize } : { region: name, byteSize, offset };
 }
@@ -256,8 +256,8 @@ function rawInputData(
  * parameters first; an input with `contents` while `raw_input_contents` is used is refused; typed
  * `contents` are read from the list of the input's datatype; otherwise the next
  * `raw_input_contents` entry is taken (a running index over the inputs that use raw data, so
- * entries are views into the message without a copy); a request whose raw entries are not all
- * used is refused. What Triton checks later against the model is left to the server: the byte
+ * entries are views into the message without a copy; an input without one is refused, entries
+ * left over are ignored, as tritonserver does). What Triton checks later against the model is left to the server: the byte
  * size of raw and shared-memory data against the shape, and the regions themselves.
  * @throws ProtocolError `INVALID_FIELD`, `UNKNOWN_DATATYPE`, `BINARY_SIZE_MISMATCH`,
  *   `ELEMENT_COUNT_MISMATCH`, `DUPLICATE_OUTPUT`, `DATATYPE_NOT_JSON`.
@@ -273,7 +273,7 @@ export function fromModelInferRequest(request: ModelInferRequest): GrpcDecodedIn
       throw new ProtocolError('INVALID_FIELD', `input '${name}' already exists in request`);
     names.add(name);
     const parameters = fromInferParameters(io.parameters);
-    const sharedMemory = readShm(io.parameters);
+    const sharedMemory = readShm(io.parameters, name);
     if (!isDatatype(io.datatype)) {
       throw new ProtocolError('UNKNOWN_DATATYPE', `invalid datatype for input ${name}`);
     }
@@ -281,6 +281,12 @@ export function fromModelInferRequest(request: ModelInferRequest): GrpcDecodedIn
     const shape = io.shape.map((d) => Number(d));
     const base = { name, datatype, shape, parameters };
     if (sharedMemory !== undefined) {
+      if (io.contents !== undefined) {
+        throw new ProtocolError(
+          'INVALID_FIELD',
+          `unexpected 'content' provided when using shared memory for input tensor '${name}' for model '${model}'`,
+        );
+      }
       return { ...base, data: undefined, source: 'shared_memory', sharedMemory };
     }
     if (io.contents !== undefined) {
@@ -293,33 +299,36 @@ export function fromModelInferRequest(request: ModelInferRequest): GrpcDecodedIn
       const data = fromTensorContents(datatype, io.contents, undefined, `input '${name}'`);
       return { ...base, data, source: 'contents' };
     }
-    const bytes = index < request.rawInputContents.length ? request.rawInputContents[index] : undefined;
+    const bytes = request.rawInputContents[index];
+    if (bytes === undefined) {
+      throw new ProtocolError(
+        'INVALID_FIELD',
+        `unable to find data for input tensor '${name}' for model '${model}' in request.`,
+      );
+    }
     index += 1;
-    const count = elementCount(shape);
     return {
       ...base,
-      data: rawInputData(datatype, bytes ?? new Uint8Array(0), name, count, model),
+      data: rawInputData(datatype, bytes, name, elementCount(shape), model),
       source: 'raw',
     };
   });
-  if (usesRaw && index !== request.rawInputContents.length) {
-    throw new ProtocolError(
-      'INVALID_FIELD',
-      `expected ${index} inputs but got ${request.rawInputContents.length} inputs in 'ModelInferRequest' message for model '${model}'`,
-    );
-  }
+  // As tritonserver, raw entries beyond the inputs that use raw data are ignored.
   const seen = new Set<string>();
   const outputs = request.outputs.map((o): DecodedRequestedOutput => {
     if (seen.has(o.name)) {
       throw new ProtocolError('DUPLICATE_OUTPUT', `output '${o.name}' already exists in request`);
     }
     seen.add(o.name);
-    const sharedMemory = readShm(o.parameters);
+    const sharedMemory = readShm(o.parameters, o.name);
     const classification = o.parameters.classification;
     let classCount: number | undefined;
     if (classification !== undefined) {
       if (classification.parameterChoice.case !== 'int64Param') {
-        throw invalidType('classification', 'int64_param');
+        throw new ProtocolError(
+          'INVALID_FIELD',
+          "invalid value type for 'classification' parameter, expected int64_param",
+        );
       }
       const n = Number(classification.parameterChoice.value);
       if (n !== 0) classCount = n;
