@@ -2,7 +2,7 @@
  * The gRPC transport against the real embedded server (its gRPC front end, generated test models):
  * every API answers over gRPC as it does over HTTP, through the same `TritonClient`.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -50,10 +50,17 @@ beforeAll(async () => {
   };
   repo = await mkdtemp(join(tmpdir(), 'client-grpc-'));
   await writeTestModelRepository(repo, { only: MODELS });
+  // A decoupled copy of `simple` (the embedded server answers it one response per request).
+  await cp(join(repo, 'simple'), join(repo, 'simple_decoupled'), { recursive: true });
+  const config = await readFile(join(repo, 'simple', 'config.pbtxt'), 'utf8');
+  await writeFile(
+    join(repo, 'simple_decoupled', 'config.pbtxt'),
+    `${config.replace('name: "simple"', 'name: "simple_decoupled"')}\nmodel_transaction_policy { decoupled: true }\n`,
+  );
   server = await startServer({
     modelRepositories: [repo],
     modelControlMode: 'explicit',
-    loadModels: MODELS,
+    loadModels: [...MODELS, 'simple_decoupled'],
     httpPort: 0,
     grpcPort: 0,
     logSink: () => undefined,
@@ -285,5 +292,24 @@ describe('ModelStreamInfer', () => {
     // A new stream can start once the previous one stopped; cancelRequests stops at once.
     transport.startStream(() => undefined);
     await transport.stopStream({ cancelRequests: true });
+  });
+
+  it('a decoupled model: refused by ModelInfer (UNIMPLEMENTED → 501), answered on the stream with triton_final_response', async () => {
+    const refused = await grpc.infer('simple_decoupled', simpleInputs).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(TritonServerError);
+    expect(refused).toMatchObject({
+      status: 501,
+      message: "ModelInfer RPC doesn't support models with decoupled transaction policy",
+    });
+    const responses: StreamResponse[] = [];
+    for await (const r of grpc.transport.streamInfer([
+      { modelName: 'simple_decoupled', inputs: simpleInputs, options: { requestId: 'd1' } },
+    ])) {
+      responses.push(r);
+    }
+    expect(responses.map((r) => [r.id, r.final, r.error])).toEqual([['d1', true, undefined]]);
+    expect(Array.from(responses[0]?.result?.asTypedArray('OUTPUT1', 'INT32') ?? [])).toEqual(
+      Array.from(a, (v) => v - 3),
+    );
   });
 });
