@@ -158,6 +158,12 @@ export const FLAGS: Readonly<Record<string, FlagSpec>> = {
   },
   'grpc-port': { kind: 'int', arg: '<port>', help: 'gRPC port (0 = any free port).', default: '8001' },
   'grpc-address': { kind: 'string', arg: '<address>', help: 'gRPC bind address.', default: '0.0.0.0' },
+  'reuse-grpc-port': {
+    kind: 'bool',
+    arg: '<bool>',
+    help: 'Share the gRPC port with other processes (SO_REUSEPORT); only false is accepted (grpc-js cannot set it).',
+    default: 'false',
+  },
   'grpc-restricted-protocol': {
     kind: 'list',
     arg: '<protocol>[,<protocol>...]:<key>=<value>',

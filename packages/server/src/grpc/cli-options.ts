@@ -89,6 +89,12 @@ export function grpcOptionsFromFlags(flags: FlagReader): GrpcFlagResult {
     }
   }
 
+  if (flags.has('reuse-grpc-port') && flags.bool('reuse-grpc-port')) {
+    throw new GrpcFlagError(
+      '--reuse-grpc-port=true is not supported: grpc-js cannot share a port (SO_REUSEPORT)',
+    );
+  }
+
   const useMutual = flags.has('grpc-use-ssl-mutual') && flags.bool('grpc-use-ssl-mutual');
   // As tritonserver: --grpc-use-ssl-mutual implies --grpc-use-ssl.
   const useSsl = useMutual || (flags.has('grpc-use-ssl') && flags.bool('grpc-use-ssl'));

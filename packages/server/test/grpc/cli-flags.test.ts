@@ -94,6 +94,7 @@ describe('gRPC flags', () => {
       'The server cannot listen to HTTP requests and GRPC requests at the same address and port 0.0.0.0:8001',
     ],
     [['--grpc-header-forward-pattern=('], 'invalid regex for --grpc-header-forward-pattern'],
+    [['--reuse-grpc-port=1'], '--reuse-grpc-port=true is not supported'],
   ])('refuses %j', (args, message) => {
     expect(() => parseArgs([...base, ...args])).toThrow(CliUsageError);
     expect(() => parseArgs([...base, ...args])).toThrow(message);
@@ -114,6 +115,7 @@ describe('gRPC flags', () => {
       '--grpc-http2-max-pings-without-data=2',
       '--grpc-http2-max-ping-strikes=5',
       '--grpc-infer-response-compression-level=NONE',
+      '--reuse-grpc-port=false',
     ]);
     expect(o.warnings).toEqual([
       '--grpc-infer-thread-count has no effect: gRPC calls are served on the event loop',
