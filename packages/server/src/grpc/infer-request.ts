@@ -303,6 +303,25 @@ export function decodeGrpcInferRequest(
   const { values, enableEmptyFinalResponse } = requestParameters(request.parameters);
   if (options.forwardedHeaders !== undefined) Object.assign(values, options.forwardedHeaders);
 
+  // tritonserver adds every input and requested output (AddInput / AddRequestedOutput) before it
+  // reads any data: duplicates are refused first, with the core's words.
+  const prefix = request.id !== '' ? `[request id: ${request.id}] ` : '';
+  const duplicate = (names: readonly string[], what: 'input' | 'output'): void => {
+    const seen = new Set<string>();
+    for (const name of names) {
+      if (seen.has(name)) throw invalidArg(`${prefix}${what} '${name}' already exists in request`);
+      seen.add(name);
+    }
+  };
+  duplicate(
+    request.inputs.map((i) => i.name),
+    'input',
+  );
+  duplicate(
+    request.outputs.map((o) => o.name),
+    'output',
+  );
+
   const raws = request.rawInputContents;
   let rawIndex = 0;
   const inputs: CoreInferInput[] = request.inputs.map((io) => {

@@ -128,6 +128,21 @@ describe('raw_input_contents and contents', () => {
     );
   });
 
+  it('a duplicate input is refused before its data is looked for, as tritonserver adds inputs first', async () => {
+    await expectError(
+      {
+        ...simpleRequest(SIMPLE_A, SIMPLE_B, { id: 'dup' }),
+        inputs: [
+          { name: 'INPUT0', datatype: 'INT32', shape: [1n, 16n] },
+          { name: 'INPUT0', datatype: 'INT32', shape: [1n, 16n] },
+          { name: 'INPUT1', datatype: 'INT32', shape: [1n, 16n] },
+        ],
+      },
+      GrpcStatus.INVALID_ARGUMENT,
+      "[request id: dup] input 'INPUT0' already exists in request",
+    );
+  });
+
   it('more raw_input_contents than inputs are ignored, as tritonserver does', async () => {
     const r = await client.call<ModelInferResponse>('ModelInfer', {
       ...simpleRequest(SIMPLE_A, SIMPLE_B),
