@@ -128,6 +128,7 @@ export class GrpcTransport implements Transport {
   readonly address: GrpcAddress;
   readonly #client: Client;
   readonly #options: GrpcTransportOptions;
+  readonly #receiveLimit: number;
   readonly #credentials: ChannelCredentials;
   /** Channels that compress requests (grpc-js compresses per channel), made on first use. */
   readonly #compressed = new Map<CompressionAlgorithm, Client>();
@@ -150,6 +151,7 @@ export class GrpcTransport implements Transport {
       throw invalidArgument(error);
     }
     this.#options = options;
+    this.#receiveLimit = Number(channelOptionsFor(options)['grpc.max_receive_message_length']);
     this.#credentials = creds;
     this.#client = new Client(this.address.target, creds, channelOptionsFor(options));
   }
@@ -200,7 +202,9 @@ export class GrpcTransport implements Transport {
             resolve(response as ResponseOf<K>);
             return;
           }
-          const failure = tritonErrorFromGrpc(error, `${rpc} on ${this.address.target}`, responded);
+          const failure = tritonErrorFromGrpc(error, `${rpc} on ${this.address.target}`, responded, {
+            maxReceiveMessageLength: this.#receiveLimit,
+          });
           if (error?.code === GrpcStatus.DEADLINE_EXCEEDED) {
             // Let the client's own timer fire first, so it reports its timeout error.
             void settle(ctx.signal, 50).then(() => reject(failure));
@@ -385,7 +389,7 @@ export class GrpcTransport implements Transport {
    * `send`, read responses with `for await`, finish with `end` or `cancel`.
    */
   openStream(options: StreamOptions = {}): GrpcInferStream {
-    return new GrpcInferStream(this.#client, this.address.target, options);
+    return new GrpcInferStream(this.#client, this.address.target, options, this.#receiveLimit);
   }
 
   /**

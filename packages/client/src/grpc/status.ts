@@ -32,7 +32,7 @@ function fromServer(error: ServiceError, responded: boolean): boolean {
 
 /**
  * Maps a failed call to a {@link TritonError}:
- * - a response grpc-js could not decode or that exceeds `maxReceiveMessageLength` →
+ * - a response grpc-js could not decode or that exceeds this client's `maxReceiveMessageLength` →
  *   `TritonProtocolError`; a request over `maxSendMessageLength` → `TritonInvalidArgumentError`;
  * - `UNAVAILABLE` (and `INTERNAL` / `UNKNOWN` for a dropped connection) that the server did not
  *   send → {@link TritonConnectionError} (retried like an HTTP connection error); so are a local
@@ -42,22 +42,33 @@ function fromServer(error: ServiceError, responded: boolean): boolean {
  *   retried as HTTP 503 is), `body` the message, `transport: 'grpc'` and the grpc-js error (with its
  *   numeric `code`) as `cause`.
  * @param responded - the server had sent response headers before the call failed.
+ * @param limits.maxReceiveMessageLength - this client's receive limit, to tell its own refusal of
+ *   a large response from a server's refusal of a large request.
  */
-export function tritonErrorFromGrpc(error: unknown, what: string, responded = false): TritonError {
+export function tritonErrorFromGrpc(
+  error: unknown,
+  what: string,
+  responded = false,
+  limits: { readonly maxReceiveMessageLength?: number } = {},
+): TritonError {
   if (error instanceof TritonError) return error;
   if (!isServiceError(error)) {
     const detail = error instanceof Error ? error.message : String(error);
     return new TritonConnectionError(`${what} failed: ${detail}`, { cause: error });
   }
   const server = fromServer(error, responded);
-  if (!server) {
-    // Statuses grpc-js makes itself for a response it cannot read, or a request over the size limit.
-    if (/^Response message parsing error|^Received message larger than max/.test(error.details)) {
-      return new TritonProtocolError(`${what}: ${error.details}`, { cause: error });
-    }
-    if (/^Attempted to send message with a size larger than/.test(error.details)) {
-      return new TritonInvalidArgumentError(`${what}: ${error.details}`, { cause: error });
-    }
+  // Statuses grpc-js makes itself, even after the response headers arrived: a response it cannot
+  // decode, one over this client's receive limit (a server refusing a request over its own limit
+  // words it alike, with its limit), a request over this client's send limit.
+  if (/^Response message parsing error/.test(error.details)) {
+    return new TritonProtocolError(`${what}: ${error.details}`, { cause: error });
+  }
+  const overLimit = /^Received message larger than max \(\d+ vs\.? (\d+)\)/.exec(error.details);
+  if (overLimit !== null && Number(overLimit[1]) === limits.maxReceiveMessageLength) {
+    return new TritonProtocolError(`${what}: ${error.details}`, { cause: error });
+  }
+  if (!server && /^Attempted to send message with a size larger than/.test(error.details)) {
+    return new TritonInvalidArgumentError(`${what}: ${error.details}`, { cause: error });
   }
   if (!server && (error.code === GrpcStatus.DEADLINE_EXCEEDED || error.code === GrpcStatus.CANCELLED)) {
     // The client's own deadline or cancel: the client reports it as its timeout or abort error.

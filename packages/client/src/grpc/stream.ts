@@ -115,7 +115,7 @@ export class GrpcInferStream implements AsyncIterable<StreamResponse> {
   readonly #signal: AbortSignal | undefined;
   readonly #onAbort = (): void => this.cancel();
 
-  constructor(client: Client, target: string, options: StreamOptions = {}) {
+  constructor(client: Client, target: string, options: StreamOptions = {}, maxReceiveMessageLength?: number) {
     this.#target = target;
     const method = serviceDefinition.ModelStreamInfer;
     const metadata = metadataFromHeaders(options.headers ?? {});
@@ -149,7 +149,13 @@ export class GrpcInferStream implements AsyncIterable<StreamResponse> {
     });
     this.#call.on('error', (error: unknown) => {
       if (this.#signal?.aborted === true) this.#fail(new TritonAbortError({ cause: error }));
-      else this.#fail(tritonErrorFromGrpc(error, `ModelStreamInfer on ${this.#target}`, this.#responded));
+      else {
+        this.#fail(
+          tritonErrorFromGrpc(error, `ModelStreamInfer on ${this.#target}`, this.#responded, {
+            ...(maxReceiveMessageLength !== undefined ? { maxReceiveMessageLength } : {}),
+          }),
+        );
+      }
     });
     this.#call.on('end', () => this.#finish());
   }

@@ -7,7 +7,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TritonClient } from '../../src/client.js';
-import { TritonInvalidArgumentError, TritonServerError, TritonTimeoutError } from '../../src/errors.js';
+import {
+  TritonInvalidArgumentError,
+  TritonProtocolError,
+  TritonServerError,
+  TritonTimeoutError,
+} from '../../src/errors.js';
 import { createGrpcClient, type GrpcTransport, type StreamResponse } from '../../src/grpc/index.js';
 import type { InferInput } from '../../src/protocol/infer-request.js';
 
@@ -212,6 +217,34 @@ describe('inference over gRPC', () => {
       Buffer.compare(Buffer.from(out.buffer, out.byteOffset, out.byteLength), Buffer.from(big.buffer)),
     ).toBe(0);
     expect(ms).toBeLessThan(10_000);
+  });
+
+  it('message-size limits: a response over maxReceiveMessageLength is a protocol error, a request over maxSendMessageLength is refused', async () => {
+    const small = createGrpcClient({
+      url: server.grpcUrl,
+      maxReceiveMessageLength: 4096,
+      maxSendMessageLength: 16_384,
+    });
+    try {
+      const data = new Float32Array(2048);
+      const tooBig = await small
+        .infer('identity_fp32', [{ name: 'INPUT0', datatype: 'FP32', shape: [1, data.length], data }])
+        .catch((e: unknown) => e);
+      expect(tooBig).toBeInstanceOf(TritonProtocolError);
+      expect((tooBig as Error).message).toContain('Received message larger than max');
+      const huge = new Float32Array(8192);
+      const refused = await small
+        .infer('identity_fp32', [{ name: 'INPUT0', datatype: 'FP32', shape: [1, huge.length], data: huge }])
+        .catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(TritonInvalidArgumentError);
+      // Small messages still pass both ways.
+      const ok = await small.infer('identity_fp32', [
+        { name: 'INPUT0', datatype: 'FP32', shape: [1, 4], data: [1, 2, 3, 4] },
+      ]);
+      expect(Array.from(ok.asTypedArray('OUTPUT0', 'FP32'))).toEqual([1, 2, 3, 4]);
+    } finally {
+      await small.close();
+    }
   });
 
   it('gzip-compressed requests', async () => {

@@ -132,12 +132,20 @@ describe('gRPC status → client errors', () => {
     expect(
       tritonErrorFromGrpc(serviceError(GrpcStatus.INTERNAL, 'Response message parsing error: bad'), 'c'),
     ).toBeInstanceOf(TritonProtocolError);
-    expect(
-      tritonErrorFromGrpc(
-        serviceError(GrpcStatus.RESOURCE_EXHAUSTED, 'Received message larger than max (9 vs 8)'),
-        'c',
-      ),
-    ).toBeInstanceOf(TritonProtocolError);
+    // Over this client's receive limit (even after the response headers came) vs. a server refusing a
+    // request over its own limit, worded alike.
+    const tooLarge = serviceError(
+      GrpcStatus.RESOURCE_EXHAUSTED,
+      'Received message larger than max (9 vs 8)',
+      fromServer(),
+    );
+    expect(tritonErrorFromGrpc(tooLarge, 'c', true, { maxReceiveMessageLength: 8 })).toBeInstanceOf(
+      TritonProtocolError,
+    );
+    expect(tritonErrorFromGrpc(tooLarge, 'c', true, { maxReceiveMessageLength: 1024 })).toMatchObject({
+      status: 429,
+      transport: 'grpc',
+    });
     expect(
       tritonErrorFromGrpc(
         serviceError(GrpcStatus.RESOURCE_EXHAUSTED, 'Attempted to send message with a size larger than 8'),
