@@ -1,0 +1,48 @@
+/**
+ * ADR 0008: HTTP-only users load no gRPC code. Imports each entry point of the built package in a
+ * fresh Node process and records which protobuf / gRPC modules get resolved.
+ */
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+
+// A resolve hook that prints every @bufbuild / @grpc specifier it sees.
+const hook = `data:text/javascript,${encodeURIComponent(
+  "export async function resolve(s, c, next) { if (/@bufbuild|@grpc/.test(s)) console.log('LOAD ' + s); return next(s, c); }",
+)}`;
+
+function loadedBy(entry: string): string[] {
+  const out = execFileSync(
+    process.execPath,
+    ['--no-warnings', '--loader', hook, '--input-type=module', '-e', `await import('${entry}')`],
+    { cwd: root },
+  ).toString('utf8');
+  return [
+    ...new Set(
+      out
+        .split('\n')
+        .filter((l) => l.startsWith('LOAD '))
+        .map((l) => l.slice(5)),
+    ),
+  ].sort();
+}
+
+it('the root, ./http and ./protocol entry points load neither the protobuf runtime nor grpc-js', () => {
+  for (const entry of [
+    '@tritonserver-ts/client',
+    '@tritonserver-ts/client/http',
+    '@tritonserver-ts/client/protocol',
+  ]) {
+    expect(loadedBy(entry), entry).toEqual([]);
+  }
+});
+
+it('./protocol/grpc loads the protobuf runtime only; ./grpc adds grpc-js', () => {
+  expect(loadedBy('@tritonserver-ts/client/protocol/grpc')).toEqual([
+    '@bufbuild/protobuf',
+    '@bufbuild/protobuf/codegenv2',
+  ]);
+  expect(loadedBy('@tritonserver-ts/client/grpc')).toContain('@grpc/grpc-js');
+});
