@@ -58,22 +58,42 @@ export function readInferRequest(
   });
 }
 
-/** Runs a read request through the core, sampling a trace as the HTTP front end does. */
-export async function runInfer(
+/**
+ * Runs a read request through the core, sampling a trace as the HTTP front end does: tritonserver's
+ * gRPC timestamps `GRPC_WAITREAD_START` / `GRPC_WAITREAD_END` (both when the call's message arrived:
+ * grpc-js hands over whole messages), the core's, then `INFER_RESPONSE_COMPLETE`, `GRPC_SEND_START`
+ * and `GRPC_SEND_END` through `sent` (call it once the response has been handed to grpc-js).
+ */
+export async function runInfer<T>(
   core: InferenceServer,
   decoded: GrpcInferRequest,
   receivedAt: bigint,
-): Promise<CoreInferResponse> {
+  encode: (response: CoreInferResponse) => T,
+): Promise<{ message: T; sent: () => void }> {
   const trace = core.trace.sample(decoded.core.modelName);
+  trace?.capture('GRPC_WAITREAD_START', receivedAt);
   trace?.capture('GRPC_WAITREAD_END', receivedAt);
+  let message: T;
   try {
     const response = await core.infer(decoded.core, trace !== undefined ? { trace } : {});
-    trace?.capture('INFER_RESPONSE_COMPLETE', process.hrtime.bigint());
-    return response;
-  } finally {
-    trace?.capture('GRPC_SEND_START', process.hrtime.bigint());
+    message = encode(response);
+  } catch (error) {
     trace?.finish();
+    throw error;
   }
+  trace?.capture('INFER_RESPONSE_COMPLETE', process.hrtime.bigint());
+  trace?.capture('GRPC_SEND_START', process.hrtime.bigint());
+  return {
+    message,
+    sent: () => {
+      if (trace === undefined) return;
+      // grpc-js writes the response within the tick it is handed over.
+      setImmediate(() => {
+        trace.capture('GRPC_SEND_END', process.hrtime.bigint());
+        trace.finish();
+      });
+    },
+  };
 }
 
 /** The `ModelInfer` handler. */
@@ -82,7 +102,10 @@ export function modelInferHandler(
 ): (request: ModelInferRequest, ctx: CallContext) => Promise<ModelInferResponse> {
   return async (request, ctx) => {
     const decoded = readInferRequest(ctx.core, request, ctx, { ...options, refuseDecoupled: true });
-    const response = await runInfer(ctx.core, decoded, ctx.receivedAt);
-    return encodeGrpcInferResponse(response);
+    const { message, sent } = await runInfer(ctx.core, decoded, ctx.receivedAt, (r) =>
+      encodeGrpcInferResponse(r),
+    );
+    sent();
+    return message;
   };
 }

@@ -63,7 +63,7 @@ export function serveStream(
     if (finished) return;
     const receivedAt = process.hrtime.bigint();
     // Inference starts at once (requests run concurrently); answers are written in request order.
-    const result: Promise<ModelStreamInferResponse | Error> = (async () => {
+    const result: Promise<{ answer: ModelStreamInferResponse; sent?: () => void } | Error> = (async () => {
       try {
         const decoded = readInferRequest(
           core,
@@ -71,30 +71,40 @@ export function serveStream(
           { metadata: call.metadata, signal: controller.signal, receivedAt },
           { ...options, refuseDecoupled: false },
         );
-        const response = await runInfer(core, decoded, receivedAt);
-        return message(ModelStreamInferResponseSchema, {
-          inferResponse: encodeGrpcInferResponse(response, { triton_final_response: boolParameter(true) }),
-        });
+        const run = await runInfer(core, decoded, receivedAt, (response) =>
+          message(ModelStreamInferResponseSchema, {
+            inferResponse: encodeGrpcInferResponse(response, { triton_final_response: boolParameter(true) }),
+          }),
+        );
+        return { answer: run.message, sent: run.sent };
       } catch (error) {
         if (grpcErrorMode) return toServerError(error);
-        return message(ModelStreamInferResponseSchema, {
-          errorMessage: toServerError(error).message,
-          inferResponse: { id: request.id },
-        });
+        return {
+          answer: message(ModelStreamInferResponseSchema, {
+            errorMessage: toServerError(error).message,
+            inferResponse: { id: request.id },
+          }),
+        };
       }
     })();
     tail = tail.then(async () => {
-      const answer = await result;
-      if (finished) return;
-      if (answer instanceof Error) {
+      const outcome = await result;
+      if (finished) {
+        // The stream is gone: the trace is still finished (and written).
+        if (!(outcome instanceof Error)) outcome.sent?.();
+        return;
+      }
+      if (outcome instanceof Error) {
         // triton_grpc_error: the first failure ends the stream with its status.
         controller.abort();
-        call.emit('error', grpcErrorFor(answer));
+        call.emit('error', grpcErrorFor(outcome));
         finish();
         return;
       }
+      const written = call.write(outcome.answer);
+      outcome.sent?.();
       // Backpressure: the next answer waits until the client has taken this one.
-      if (!call.write(answer)) await once(call, 'drain');
+      if (!written) await once(call, 'drain');
     });
   });
 
