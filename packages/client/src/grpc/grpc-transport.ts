@@ -418,7 +418,8 @@ export class GrpcTransport implements Transport {
       throw pumpError ?? error;
     } finally {
       stream.cancel();
-      await pump;
+      // Not awaited: a request iterable that never yields again must not hold the caller.
+      void pump;
     }
     if (pumpError !== undefined) throw pumpError;
   }

@@ -6,8 +6,26 @@ import { Metadata } from '@grpc/grpc-js';
 import { invalidArgument } from '../errors.js';
 
 /**
+ * HTTP headers that describe an HTTP/1 body or connection, which gRPC sets itself (sending them as
+ * metadata would break the call); they are left out, as are keys starting with `grpc-` (reserved).
+ */
+const NOT_METADATA = new Set([
+  'content-type',
+  'content-length',
+  'content-encoding',
+  'accept-encoding',
+  'connection',
+  'host',
+  'te',
+  'transfer-encoding',
+  'upgrade',
+  'user-agent',
+  'keep-alive',
+]);
+
+/**
  * Client headers as gRPC metadata: keys lower-cased (gRPC's rule); a `-bin` key's value is sent as
- * the bytes of its base64 text.
+ * the bytes of its base64 text; HTTP body and connection headers and `grpc-*` keys are left out.
  * @throws TritonInvalidArgumentError for a key gRPC does not allow.
  */
 export function metadataFromHeaders(headers: Readonly<Record<string, string>>): Metadata {
@@ -15,6 +33,7 @@ export function metadataFromHeaders(headers: Readonly<Record<string, string>>): 
   try {
     for (const [name, value] of Object.entries(headers)) {
       const key = name.toLowerCase();
+      if (NOT_METADATA.has(key) || key.startsWith('grpc-')) continue;
       if (key.endsWith('-bin')) metadata.add(key, Buffer.from(value, 'base64'));
       else metadata.add(key, value);
     }

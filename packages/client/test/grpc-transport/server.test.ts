@@ -294,6 +294,20 @@ describe('ModelStreamInfer', () => {
     );
   });
 
+  it('breaking out of streamInfer cancels the stream, even while the request iterable waits', async () => {
+    async function* requests() {
+      yield { modelName: 'simple', inputs: simpleInputs, options: { requestId: 'only' } };
+      await new Promise(() => undefined); // never yields again
+    }
+    const ids: string[] = [];
+    for await (const response of grpc.transport.streamInfer(requests())) {
+      ids.push(response.id);
+      break;
+    }
+    expect(ids).toEqual(['only']);
+    expect(await grpc.isServerLive()).toBe(true);
+  });
+
   it('a failing request is reported in-band and the stream goes on', async () => {
     const stream = grpc.transport.openStream();
     stream.send('no_such_model', simpleInputs, { requestId: 'bad' });

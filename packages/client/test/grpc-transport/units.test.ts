@@ -81,6 +81,12 @@ describe('addresses and channel options', () => {
     expect(metadata.get('authorization')).toEqual(['Bearer t']);
     expect(metadata.get('trace-bin')).toEqual([Buffer.from([1, 2])]);
     expect(() => metadataFromHeaders({ 'bad key': 'x' })).toThrow(TritonInvalidArgumentError);
+    const http = metadataFromHeaders({
+      'Content-Type': 'application/json',
+      'grpc-timeout': '1S',
+      'x-id': '7',
+    });
+    expect(Object.keys(http.getMap())).toEqual(['x-id']);
   });
 });
 
