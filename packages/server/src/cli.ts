@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 
 import { CliUsageError, parseArgs, usage } from './cli-args.js';
+import { GrpcStartError } from './grpc/server.js';
 import { startServer, StartupError, type RunningServer } from './start.js';
 
 function packageVersion(): string {
@@ -56,6 +57,11 @@ async function main(argv: readonly string[]): Promise<number> {
   try {
     running = await startServer(options.server);
   } catch (error) {
+    if (error instanceof GrpcStartError) {
+      // tritonserver's words when its gRPC service cannot start (e.g. the port is taken).
+      process.stderr.write(`failed to start GRPC service: Unavailable - ${error.message}\n`);
+      return 1;
+    }
     const message =
       error instanceof StartupError ? 'failed to load all models' : String((error as Error).message ?? error);
     process.stderr.write(`error: creating server: Internal - ${message}\n`);

@@ -117,6 +117,40 @@ describe('the CLI', () => {
   }, 60_000);
 });
 
+describe('the CLI with the gRPC port taken', () => {
+  it('exits 1 with tritonserver’s message', async () => {
+    const first = await startServer({
+      modelRepositories: [repository],
+      allowHttp: false,
+      grpcPort: 0,
+      grpcAddress: '0.0.0.0',
+      logSink: () => undefined,
+    });
+    try {
+      const child = spawn(
+        process.execPath,
+        [
+          cli,
+          `--model-repository=${repository}`,
+          '--http-port=0',
+          `--grpc-port=${first.grpcPort}`,
+          '--allow-metrics=false',
+        ],
+        { stdio: ['ignore', 'ignore', 'pipe'] },
+      );
+      let err = '';
+      child.stderr?.on('data', (c: Buffer) => (err += c.toString()));
+      const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+      expect(code).toBe(1);
+      expect(err).toContain(
+        `failed to start GRPC service: Unavailable - Socket '0.0.0.0:${first.grpcPort}' already in use `,
+      );
+    } finally {
+      await first.close();
+    }
+  }, 60_000);
+});
+
 describe('TLS', () => {
   const Inference = makeGenericClientConstructor(serviceDefinition, 'GRPCInferenceService');
 
