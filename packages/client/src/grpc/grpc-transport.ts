@@ -98,6 +98,14 @@ function pem(value: Uint8Array | string | undefined): Buffer | null {
   return typeof value === 'string' ? Buffer.from(value, 'utf8') : Buffer.from(value);
 }
 
+/** A non-negative integer argument as a bigint for a 64-bit field. */
+function integer(value: number, what: string): bigint {
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw new TritonInvalidArgumentError(`${what} must be a non-negative integer, got ${value}`);
+  }
+  return BigInt(value);
+}
+
 /** Waits until `signal` fires or `ms` pass (a local deadline and the client's timer may race). */
 function settle(signal: AbortSignal, ms: number): Promise<void> {
   if (signal.aborted) return Promise.resolve();
@@ -333,7 +341,7 @@ export class GrpcTransport implements Transport {
   ): Promise<void> {
     await this.unary(
       'SystemSharedMemoryRegister',
-      { name, key, offset: BigInt(offset), byteSize: BigInt(byteSize) },
+      { name, key, offset: integer(offset, 'offset'), byteSize: integer(byteSize, 'byte_size') },
       ctx,
     );
   }
@@ -355,7 +363,12 @@ export class GrpcTransport implements Transport {
   ): Promise<void> {
     await this.unary(
       'CudaSharedMemoryRegister',
-      { name, rawHandle, deviceId: BigInt(deviceId), byteSize: BigInt(byteSize) },
+      {
+        name,
+        rawHandle,
+        deviceId: integer(deviceId, 'device_id'),
+        byteSize: integer(byteSize, 'byte_size'),
+      },
       ctx,
     );
   }

@@ -111,6 +111,9 @@ describe('management APIs: the same answers over gRPC and HTTP', () => {
     expect(await grpc.getTraceSettings('simple')).toEqual(await http.getTraceSettings('simple'));
     expect(await grpc.getLogSettings()).toEqual(await http.getLogSettings());
     expect(await grpc.getSystemSharedMemoryStatus()).toEqual(await http.getSystemSharedMemoryStatus());
+    await expect(grpc.registerSystemSharedMemory('r', '/k', 1.5)).rejects.toBeInstanceOf(
+      TritonInvalidArgumentError,
+    );
   });
 
   it('statistics count gRPC inferences', async () => {
