@@ -8,11 +8,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
+import { ensureProtobufTools } from './oracle.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const committed = join(root, 'src/protocol/grpc/gen');
 
 it('src/protocol/grpc/gen is up to date with proto/', () => {
+  ensureProtobufTools();
   const dir = mkdtempSync(join(tmpdir(), 'grpc-gen-'));
   try {
     execFileSync(process.execPath, [join(root, 'scripts/generate-proto.mjs'), dir], { stdio: 'pipe' });

@@ -1,9 +1,11 @@
 /**
  * Runs Google's protobuf (Debian `python3-protobuf`, through /usr/bin/python3) on our .proto files
  * as an independent implementation: protoc generates the Python modules into a temporary directory
- * and `protobuf_oracle.py` encodes / compares messages. Needs `protoc` (Debian `protobuf-compiler`).
+ * and `protobuf_oracle.py` encodes / compares messages. Needs `protoc` and Python's protobuf (Debian
+ * `protobuf-compiler`, `python3-protobuf`), installed with apt when missing, as the server's Python
+ * gRPC test installs its packages.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +14,25 @@ import { PROTO_DIR, PROTO_FILES } from '../../src/protocol/grpc/index.js';
 
 const PYTHON = '/usr/bin/python3';
 const SCRIPT = fileURLToPath(new URL('./protobuf_oracle.py', import.meta.url));
+
+function hasTools(): boolean {
+  return (
+    spawnSync('protoc', ['--version'], { stdio: 'ignore' }).status === 0 &&
+    spawnSync(PYTHON, ['-c', 'import google.protobuf'], { stdio: 'ignore' }).status === 0
+  );
+}
+
+/** `protoc` and /usr/bin/python3's protobuf, from Debian (installed once when missing). */
+export function ensureProtobufTools(): void {
+  if (hasTools()) return;
+  const apt = (args: string[]): boolean =>
+    spawnSync('apt-get', args, { stdio: 'inherit', timeout: 600_000 }).status === 0;
+  const args = ['install', '-y', '--no-install-recommends', 'protobuf-compiler', 'python3-protobuf'];
+  if (process.getuid?.() === 0 && (apt(args) || (apt(['update']) && apt(args))) && hasTools()) return;
+  throw new Error(
+    'The gRPC protocol tests need protoc and protobuf for /usr/bin/python3: sudo apt-get install -y protobuf-compiler python3-protobuf',
+  );
+}
 
 /** One message for the oracle: its full type name, its proto3 JSON, and our encoding. */
 export interface OracleCase {
@@ -47,6 +68,7 @@ export function startOracle(): {
   services(): OracleMethod[];
   close(): void;
 } {
+  ensureProtobufTools();
   const dir = mkdtempSync(join(tmpdir(), 'grpc-oracle-'));
   execFileSync('protoc', [
     `-I${PROTO_DIR}`,
