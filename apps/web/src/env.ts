@@ -8,22 +8,85 @@ import { z } from 'zod';
 
 const MiB = 1024 * 1024;
 
-/** `host:port` (the original GourmetGram's form) or a full URL with an optional base path. */
-const tritonUrl = z
-  .string()
-  .trim()
-  .min(1)
-  .transform((v, ctx) => {
-    const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(v) ? v : `http://${v}`;
-    try {
-      const u = new URL(withScheme);
-      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
-      return withScheme.replace(/\/+$/, '');
-    } catch {
-      ctx.addIssue({ code: 'custom', message: `not host:port or an http(s) URL: "${v}"` });
-      return z.NEVER;
+/** An HTTP address: `host:port` (the original GourmetGram's form) or a full http(s) URL with an
+ * optional base path. */
+function httpAddress(v: string, ctx: z.RefinementCtx, name: string): string {
+  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(v) ? v : `http://${v}`;
+  try {
+    const u = new URL(withScheme);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
+    return withScheme.replace(/\/+$/, '');
+  } catch {
+    ctx.addIssue({
+      code: 'custom',
+      path: [name],
+      message: `not host:port, an http(s) URL or a grpc(s):// URL: "${v}"`,
+    });
+    return '';
+  }
+}
+
+/**
+ * A gRPC address as `grpc://host:port` or `grpcs://host:port` (TLS): from `host[:port]` or either URL
+ * form; Triton's gRPC port 8001 when none is given. gRPC has no paths: one is refused.
+ */
+function grpcAddress(v: string, ctx: z.RefinementCtx, name: string): string {
+  const m = /^(?:(grpcs?):\/\/)?(\[[0-9a-f:.]+\]|[^/:\s[\]]+)(?::(\d{1,5}))?\/?$/i.exec(v);
+  const port = m?.[3] === undefined ? 8001 : Number(m[3]);
+  if (!m || port < 1 || port > 65_535) {
+    ctx.addIssue({
+      code: 'custom',
+      path: [name],
+      message: `not host:port or a grpc(s)://host:port URL: "${v}"`,
+    });
+    return '';
+  }
+  return `${(m[1] ?? 'grpc').toLowerCase()}://${m[2]!}:${port}`;
+}
+
+const isGrpc = (url: string): boolean => /^grpcs?:\/\//i.test(url);
+const hasScheme = (url: string): boolean => /^[a-z][a-z0-9+.-]*:\/\//i.test(url);
+
+/**
+ * The inference server's protocol and address. HTTP: TRITON_SERVER_URL (default
+ * `http://localhost:8000`). gRPC (TRITON_PROTOCOL=grpc, or a grpc(s):// TRITON_SERVER_URL):
+ * TRITON_GRPC_URL, else a grpc(s):// or bare `host:port` TRITON_SERVER_URL, else `localhost:8001`
+ * when no address is set; an http(s) URL alone with TRITON_PROTOCOL=grpc is refused (it names the
+ * HTTP port), as is a gRPC URL with TRITON_PROTOCOL=http.
+ */
+function tritonEndpoint(
+  e: {
+    TRITON_SERVER_URL?: string | undefined;
+    TRITON_PROTOCOL?: 'http' | 'grpc' | undefined;
+    TRITON_GRPC_URL?: string | undefined;
+  },
+  ctx: z.RefinementCtx,
+): { protocol: 'http' | 'grpc'; url: string } {
+  const server = e.TRITON_SERVER_URL;
+  const protocol = e.TRITON_PROTOCOL ?? (server && isGrpc(server) ? 'grpc' : 'http');
+  if (protocol === 'http') {
+    if (server && isGrpc(server)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['TRITON_PROTOCOL'],
+        message: `is http but TRITON_SERVER_URL is a gRPC URL ("${server}"); set TRITON_PROTOCOL=grpc or give an HTTP address`,
+      });
     }
-  });
+    return { protocol, url: httpAddress(server ?? 'http://localhost:8000', ctx, 'TRITON_SERVER_URL') };
+  }
+  if (e.TRITON_GRPC_URL) return { protocol, url: grpcAddress(e.TRITON_GRPC_URL, ctx, 'TRITON_GRPC_URL') };
+  if (server && (isGrpc(server) || !hasScheme(server)))
+    return { protocol, url: grpcAddress(server, ctx, 'TRITON_SERVER_URL') };
+  if (server) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['TRITON_GRPC_URL'],
+      message: `required when TRITON_PROTOCOL=grpc and TRITON_SERVER_URL is an HTTP URL ("${server}"): the gRPC host:port (Triton: 8001, KServe: 9000)`,
+    });
+    return { protocol, url: '' };
+  }
+  return { protocol, url: 'grpc://localhost:8001' };
+}
 
 const bool = z
   .enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off'])
@@ -31,7 +94,17 @@ const bool = z
 
 const schema = z
   .object({
-    TRITON_SERVER_URL: tritonUrl.default('http://localhost:8000'),
+    /** HTTP address (`host:port` or an http(s) URL), or a gRPC one (`grpc(s)://host:port`). */
+    TRITON_SERVER_URL: z.string().trim().min(1).optional(),
+    /** `http` or `grpc`; unset: `grpc` when TRITON_SERVER_URL is a grpc(s):// URL, else `http`. */
+    TRITON_PROTOCOL: z
+      .string()
+      .trim()
+      .toLowerCase()
+      .pipe(z.enum(['http', 'grpc'], 'http or grpc'))
+      .optional(),
+    /** The gRPC address when TRITON_PROTOCOL=grpc (compose files set it beside TRITON_SERVER_URL). */
+    TRITON_GRPC_URL: z.string().trim().min(1).optional(),
     FOOD11_MODEL_NAME: z.string().trim().min(1).default('food_classifier_onnx'),
     FOOD11_MODEL_VERSION: z.string().trim().regex(/^\d*$/, 'a version number').default(''),
     INFERENCE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
@@ -96,13 +169,16 @@ const schema = z
     APP_VERSION: z.string().optional(),
     GATEWAY_LOG: bool.default(true),
   })
-  .transform((e) => {
+  .transform((e, ctx) => {
     const s3Endpoint =
       e.S3_ENDPOINT ??
       (e.MINIO_URL ? (/^https?:\/\//.test(e.MINIO_URL) ? e.MINIO_URL : `http://${e.MINIO_URL}`) : undefined);
     const storage = e.FEEDBACK_STORAGE ?? (s3Endpoint ? 's3' : 'local');
+    const triton = tritonEndpoint(e, ctx);
     return {
-      tritonUrl: e.TRITON_SERVER_URL,
+      tritonProtocol: triton.protocol,
+      /** `http(s)://…` for HTTP, `grpc(s)://host:port` for gRPC. */
+      tritonUrl: triton.url,
       modelName: e.FOOD11_MODEL_NAME,
       modelVersion: e.FOOD11_MODEL_VERSION,
       inferenceTimeoutMs: e.INFERENCE_TIMEOUT_MS,

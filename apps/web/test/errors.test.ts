@@ -5,7 +5,17 @@ import type { RunningServer } from '@tritonserver-ts/server';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { POST } from '../src/app/api/predict/route';
 import type { ApiError } from '../src/lib/types';
-import { json, MODELS, photo, pngClaiming, startEmbedded, uploadRequest, useEnv } from './helpers';
+import {
+  json,
+  MODELS,
+  photo,
+  pngClaiming,
+  PROTOCOLS,
+  serverEnv,
+  startEmbedded,
+  uploadRequest,
+  useEnv,
+} from './helpers';
 
 /** A PNG whose header claims 100000×100000 pixels, in under 2 kB: a decompression bomb. */
 const bombPng = (): Buffer => pngClaiming(100_000, 100_000);
@@ -47,7 +57,7 @@ afterAll(async () => {
 });
 beforeEach(() => {
   useEnv({
-    TRITON_SERVER_URL: server.url,
+    ...serverEnv(server, 'http'),
     FOOD11_MODEL_NAME: 'food_classifier_onnx',
     MAX_UPLOAD_BYTES: undefined,
     INFERENCE_TIMEOUT_MS: undefined,
@@ -118,12 +128,15 @@ describe('bad input → JSON errors with stable codes', () => {
   });
 });
 
-describe('faults of the inference server', () => {
+// The same cases over HTTP and over gRPC (TRITON_PROTOCOL=grpc against the embedded server's gRPC
+// port): the same codes and statuses.
+describe.each(PROTOCOLS)('faults of the inference server over %s', (protocol) => {
+  beforeEach(() => useEnv(serverEnv(server, protocol)));
+
   it('503 INFERENCE_UNAVAILABLE when the server is down', async () => {
     const s = await startEmbedded();
-    const url = s.url;
     await s.close();
-    useEnv({ TRITON_SERVER_URL: url });
+    useEnv(serverEnv(s, protocol));
     const started = Date.now();
     const e = await expectError(await POST(uploadRequest(photo('A001'))), 503, 'INFERENCE_UNAVAILABLE');
     expect(e.error.requestId).toBeTruthy();
@@ -141,7 +154,7 @@ describe('faults of the inference server', () => {
   });
 
   it('502 INFERENCE_FAILED when the real server rejects the request', async () => {
-    useEnv({ TRITON_SERVER_URL: badServer.url });
+    useEnv(serverEnv(badServer, protocol));
     const e = await expectError(await POST(uploadRequest(photo('A001'))), 502, 'INFERENCE_FAILED');
     expect(e.error.message).toMatch(/shape|input/i);
   });

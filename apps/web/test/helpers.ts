@@ -19,9 +19,20 @@ export function photo(code: string): Buffer {
   );
 }
 
-/** The embedded Triton-compatible server on a free port, in this process. */
+/** The embedded Triton-compatible server on free ports (HTTP and gRPC), in this process. */
 export function startEmbedded(repo = MODELS): Promise<RunningServer> {
-  return startServer({ modelRepositories: [repo], httpPort: 0, exitTimeoutSecs: 1 });
+  return startServer({ modelRepositories: [repo], httpPort: 0, grpcPort: 0, exitTimeoutSecs: 1 });
+}
+
+/** The gateway's protocols: every test parameterised over them runs over both. */
+export const PROTOCOLS = ['http', 'grpc'] as const;
+export type Protocol = (typeof PROTOCOLS)[number];
+
+/** The gateway env that points it at `server` over `protocol`. */
+export function serverEnv(server: RunningServer, protocol: Protocol): Record<string, string | undefined> {
+  return protocol === 'http'
+    ? { TRITON_PROTOCOL: 'http', TRITON_SERVER_URL: server.url, TRITON_GRPC_URL: undefined }
+    : { TRITON_PROTOCOL: 'grpc', TRITON_SERVER_URL: `grpc://${server.grpcUrl}`, TRITON_GRPC_URL: undefined };
 }
 
 /** Sets gateway env vars for the next requests (and forgets cached config and model info). */

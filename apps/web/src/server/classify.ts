@@ -72,7 +72,7 @@ export async function classify(bytes: Uint8Array, opts: ClassifyOptions): Promis
     timeoutMs: inferenceTimeoutMs,
     ...(modelVersion ? { modelVersion } : {}),
   };
-  const client = tritonClient();
+  const client = await tritonClient();
   let decodeMs: number;
   let preprocessMs: number;
   let inferMs: number;

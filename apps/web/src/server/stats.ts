@@ -2,6 +2,7 @@ import 'server-only';
 import { env } from '../env';
 import type { DurationStat, Health, ModelStats } from '../lib/types';
 import { toGatewayError } from './errors';
+import type { TritonClient } from '@tritonserver-ts/client';
 import { tritonClient } from './triton';
 
 /** 64-bit counters may arrive as number, bigint, string or a lossless-number object. */
@@ -50,11 +51,9 @@ export function normalizeModelStats(raw: unknown): ModelStats | undefined {
 
 export async function modelStats(signal?: AbortSignal): Promise<ModelStats> {
   const { modelName, modelVersion } = env();
-  const raw = await tritonClient().getInferenceStatistics(
-    modelName,
-    modelVersion || undefined,
-    signal ? { signal } : {},
-  );
+  const raw = await (
+    await tritonClient()
+  ).getInferenceStatistics(modelName, modelVersion || undefined, signal ? { signal } : {});
   const stats = normalizeModelStats(raw);
   if (!stats)
     throw toGatewayError(Object.assign(new Error(`no statistics for ${modelName}`), { status: 404 }));
@@ -66,8 +65,19 @@ const short = (err: unknown) => toGatewayError(err).message;
 /** App, server and model health; never throws. */
 export async function health(): Promise<Health> {
   const { tritonUrl, modelName, modelVersion } = env();
-  const c = tritonClient();
   const opts = { timeoutMs: 2000 };
+  let c: TritonClient;
+  try {
+    c = await tritonClient();
+  } catch (e) {
+    const error = short(e);
+    return {
+      app: 'ok',
+      server: { url: tritonUrl, live: false, ready: false, error },
+      model: { name: modelName, ready: false, error },
+      ok: false,
+    };
+  }
   const probe = (p: Promise<boolean>): Promise<{ v: boolean; e?: string }> =>
     p.then(
       (v) => ({ v }),

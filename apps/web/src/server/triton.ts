@@ -35,18 +35,40 @@ export interface ModelInfo {
 /** The name of the demo model's out-of-distribution output (see packages/food-model). */
 export const OOD_OUTPUT = 'ood_score';
 
-let client: TritonClient | undefined;
-let clientUrl = '';
+let client: { key: string; client: Promise<TritonClient> } | undefined;
 
-/** The one client of this process (keep-alive pool), recreated if the configured URL changes. */
-export function tritonClient(): TritonClient {
-  const { tritonUrl, inferenceTimeoutMs } = env();
-  if (!client || clientUrl !== tritonUrl) {
-    void client?.close().catch(() => undefined);
-    client = new TritonClient({ url: tritonUrl, timeoutMs: inferenceTimeoutMs, maxRetries: 1 });
-    clientUrl = tritonUrl;
+/**
+ * A client for `url` over `protocol`. The gRPC transport (and @grpc/grpc-js) is imported only when
+ * gRPC is selected, so an HTTP gateway never loads it.
+ */
+async function createClient(
+  protocol: 'http' | 'grpc',
+  url: string,
+  timeoutMs: number,
+): Promise<TritonClient> {
+  const options = { timeoutMs, maxRetries: 1 };
+  if (protocol === 'http') return new TritonClient({ url, ...options });
+  const { createGrpcClient } = await import('@tritonserver-ts/client/grpc');
+  return createGrpcClient({ url, ...options });
+}
+
+/**
+ * The one client of this process (keep-alive pool over HTTP, one channel over gRPC), recreated if
+ * the configured protocol or URL changes.
+ */
+export function tritonClient(): Promise<TritonClient> {
+  const { tritonProtocol, tritonUrl, inferenceTimeoutMs } = env();
+  const key = `${tritonProtocol}|${tritonUrl}|${inferenceTimeoutMs}`;
+  if (client?.key !== key) {
+    const old = client?.client;
+    void old?.then((c) => c.close()).catch(() => undefined);
+    const created = createClient(tritonProtocol, tritonUrl, inferenceTimeoutMs);
+    client = { key, client: created };
+    created.catch(() => {
+      if (client?.client === created) client = undefined;
+    });
   }
-  return client;
+  return client.client;
 }
 
 interface WireTensorConfig {
@@ -190,7 +212,7 @@ let cache: { key: string; info: Promise<ModelInfo> } | undefined;
 
 async function loadModelInfo(): Promise<ModelInfo> {
   const { modelName, modelVersion, inferenceTimeoutMs } = env();
-  const c = tritonClient();
+  const c = await tritonClient();
   // Shared by concurrent requests: bounded by the timeout, not by one caller's signal.
   const opts = { timeoutMs: inferenceTimeoutMs };
   const ready = await c.isModelReady(modelName, modelVersion || undefined, opts);
@@ -238,8 +260,8 @@ async function loadModelInfo(): Promise<ModelInfo> {
  * time. `signal` only stops this caller's wait, never the shared read.
  */
 export function getModelInfo(signal?: AbortSignal): Promise<ModelInfo> {
-  const { tritonUrl, modelName, modelVersion } = env();
-  const key = `${tritonUrl}|${modelName}|${modelVersion}`;
+  const { tritonProtocol, tritonUrl, modelName, modelVersion } = env();
+  const key = `${tritonProtocol}|${tritonUrl}|${modelName}|${modelVersion}`;
   if (!cache || cache.key !== key) {
     const info = loadModelInfo();
     cache = { key, info };
