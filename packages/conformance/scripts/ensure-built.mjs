@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 const root = new URL('../../../', import.meta.url).pathname;
 const needed = [
   'packages/client/dist/index.js',
+  'packages/client/dist/grpc/index.js',
   'packages/server/dist/index.js',
   'packages/server/dist/testing/index.js',
 ];

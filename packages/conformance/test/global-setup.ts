@@ -1,24 +1,29 @@
 /**
  * Starts the embedded server once for the whole suite (explicit model control, every model loaded,
- * port 0), unless TRITON_URL points at a running server, which must then serve the same test model
- * repository (see README).
+ * HTTP and gRPC each on a free port), unless TRITON_URL or TRITON_GRPC_URL points at a running
+ * server, which must then serve the same test model repository (see README).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
+import { externalTarget } from './external-target.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
+    /** HTTP endpoint: `http://host:port` (embedded) or TRITON_URL. */
     tritonUrl: string;
+    /** gRPC endpoint: `host:port` (embedded) or TRITON_GRPC_URL. */
+    tritonGrpcUrl: string;
     embedded: boolean;
   }
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const external = process.env.TRITON_URL;
-  if (external !== undefined && external !== '') {
-    project.provide('tritonUrl', external);
+  const external = externalTarget(process.env);
+  if (external !== undefined) {
+    project.provide('tritonUrl', external.httpUrl);
+    project.provide('tritonGrpcUrl', external.grpcUrl);
     project.provide('embedded', false);
     return () => Promise.resolve();
   }
@@ -29,6 +34,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const server = await startServer({
     modelRepositories: [dir],
     httpPort: 0,
+    // Both front ends over the one core, as `tritonserver-ts --grpc-port=…` serves them.
+    grpcPort: 0,
     modelControlMode: 'explicit',
     loadModels: ['*'],
     // The shared-memory cases register regions: like Triton (26.05+), that needs --allow-client-shm.
@@ -36,6 +43,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     logSink: () => undefined,
   });
   project.provide('tritonUrl', server.url);
+  project.provide('tritonGrpcUrl', server.grpcUrl);
   project.provide('embedded', true);
   return async () => {
     await server.close();

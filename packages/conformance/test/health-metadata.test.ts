@@ -1,11 +1,11 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { TritonServerError } from '@tritonserver-ts/client';
-import { httpBase, newClient } from './target.js';
+import { httpBase, newClient, transports } from './target.js';
+import { expectServerError } from './transport-differences.js';
 
-const client = newClient();
-afterAll(() => client.close());
+describe.each(transports)('%s: health', (transport) => {
+  const client = newClient(transport);
+  afterAll(() => client.close());
 
-describe('health', () => {
   it('reports the server live', async () => {
     expect(await client.isServerLive()).toBe(true);
   });
@@ -24,7 +24,10 @@ describe('health', () => {
   });
 });
 
-describe('metadata and configuration', () => {
+describe.each(transports)('%s: metadata and configuration', (transport) => {
+  const client = newClient(transport);
+  afterAll(() => client.close());
+
   it('returns server metadata with the extensions the client relies on', async () => {
     const meta = await client.getServerMetadata();
     expect(meta.name).toBe('triton');
@@ -61,12 +64,7 @@ describe('metadata and configuration', () => {
   });
 
   it("reports an unknown model with Triton's status and message", async () => {
-    const error: unknown = await client.getModelMetadata('no_such_model').catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(TritonServerError);
-    expect((error as TritonServerError).status).toBe(400);
-    expect((error as TritonServerError).message).toMatch(
-      /^Request for unknown model: 'no_such_model' is not found/,
-    );
-    expect((error as TritonServerError).code).toBe('SERVER_ERROR');
+    const error = await expectServerError(client.getModelMetadata('no_such_model'), transport, 'INVALID_ARG');
+    expect(error.message).toMatch(/^Request for unknown model: 'no_such_model' is not found/);
   });
 });

@@ -1,19 +1,19 @@
 import { randomBytes } from 'node:crypto';
 import { rmSync, writeFileSync, readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { TritonServerError } from '@tritonserver-ts/client';
 import { buildAddSubOnnx } from '@tritonserver-ts/server/testing';
-import { newClient } from './target.js';
-
-const client = newClient();
-afterAll(() => client.close());
+import { newClient, transports } from './target.js';
+import { expectServerError } from './transport-differences.js';
 
 const simpleInputs = [
   { name: 'INPUT0', datatype: 'INT32' as const, shape: [1, 16], data: new Int32Array(16).fill(3) },
   { name: 'INPUT1', datatype: 'INT32' as const, shape: [1, 16], data: new Int32Array(16).fill(1) },
 ];
 
-describe('model repository', () => {
+describe.each(transports)('%s: model repository', (transport) => {
+  const client = newClient(transport);
+  afterAll(() => client.close());
+
   it('lists every model with its state, unavailable ones with a reason', async () => {
     const index = await client.getModelRepositoryIndex();
     const byName = new Map(index.map((e) => [e.name, e]));
@@ -75,13 +75,15 @@ describe('model repository', () => {
   });
 
   it('reports a load failure as a server error', async () => {
-    const error: unknown = await client.loadModel('no_such_model').catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(TritonServerError);
-    expect((error as TritonServerError).message).toContain('failed to load');
+    const error = await expectServerError(client.loadModel('no_such_model'), transport, 'INTERNAL');
+    expect(error.message).toContain("failed to load 'no_such_model'");
   });
 });
 
-describe('statistics', () => {
+describe.each(transports)('%s: statistics', (transport) => {
+  const client = newClient(transport);
+  afterAll(() => client.close());
+
   it('counts requests per model with exact counters', async () => {
     const before = await client.getInferenceStatistics('simple', 1);
     await client.infer('simple', simpleInputs);
@@ -100,7 +102,10 @@ describe('statistics', () => {
   });
 });
 
-describe('trace and log settings', () => {
+describe.each(transports)('%s: trace and log settings', (transport) => {
+  const client = newClient(transport);
+  afterAll(() => client.close());
+
   it('updates a model trace setting and clears it back to the global value with null', async () => {
     const global = await client.getTraceSettings();
     const updated = await client.updateTraceSettings({ trace_rate: '7' }, 'simple');
@@ -127,18 +132,22 @@ describe('trace and log settings', () => {
   });
 });
 
-describe('shared memory', () => {
+describe.each(transports)('%s: shared memory', (transport) => {
+  const client = newClient(transport);
+  afterAll(() => client.close());
+
   it('registers a system region, infers through it, reports it, and unregisters it', async () => {
-    const key = `/conformance_${process.pid}_${randomBytes(4).toString('hex')}`;
+    const key = `/conformance_${transport}_${process.pid}_${randomBytes(4).toString('hex')}`;
     const file = `/dev/shm${key}`;
-    const region = Buffer.alloc(256);
-    region.set(new Uint8Array(new Int32Array(16).fill(5).buffer), 0);
-    region.set(new Uint8Array(new Int32Array(16).fill(2).buffer), 64);
-    writeFileSync(file, region);
+    const region = `conf_region_${transport}`;
+    const bytes = Buffer.alloc(256);
+    bytes.set(new Uint8Array(new Int32Array(16).fill(5).buffer), 0);
+    bytes.set(new Uint8Array(new Int32Array(16).fill(2).buffer), 64);
+    writeFileSync(file, bytes);
     try {
-      await client.registerSystemSharedMemory('conf_region', key, 256);
-      const status = await client.getSystemSharedMemoryStatus('conf_region');
-      expect(status).toEqual([{ name: 'conf_region', key, offset: 0, byte_size: 256 }]);
+      await client.registerSystemSharedMemory(region, key, 256);
+      const status = await client.getSystemSharedMemoryStatus(region);
+      expect(status).toEqual([{ name: region, key, offset: 0, byte_size: 256 }]);
       const result = await client.infer(
         'simple',
         [
@@ -146,18 +155,18 @@ describe('shared memory', () => {
             name: 'INPUT0',
             datatype: 'INT32',
             shape: [1, 16],
-            sharedMemory: { region: 'conf_region', byteSize: 64 },
+            sharedMemory: { region, byteSize: 64 },
           },
           {
             name: 'INPUT1',
             datatype: 'INT32',
             shape: [1, 16],
-            sharedMemory: { region: 'conf_region', byteSize: 64, offset: 64 },
+            sharedMemory: { region, byteSize: 64, offset: 64 },
           },
         ],
         {
           outputs: [
-            { name: 'OUTPUT0', sharedMemory: { region: 'conf_region', byteSize: 64, offset: 128 } },
+            { name: 'OUTPUT0', sharedMemory: { region, byteSize: 64, offset: 128 } },
             { name: 'OUTPUT1' },
           ],
         },
@@ -167,7 +176,7 @@ describe('shared memory', () => {
       expect(Array.from({ length: 16 }, (_, i) => written.readInt32LE(128 + 4 * i))).toEqual(
         new Array(16).fill(7),
       );
-      await client.unregisterSystemSharedMemory('conf_region');
+      await client.unregisterSystemSharedMemory(region);
       expect(await client.getSystemSharedMemoryStatus()).toEqual([]);
     } finally {
       rmSync(file, { force: true });
@@ -176,10 +185,10 @@ describe('shared memory', () => {
 
   it('reports CUDA shared memory status and refuses registration without a GPU', async () => {
     expect(await client.getCudaSharedMemoryStatus()).toEqual([]);
-    const error: unknown = await client
-      .registerCudaSharedMemory('cuda_region', new Uint8Array(64), 0, 1024)
-      .catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(TritonServerError);
+    await expectServerError(
+      client.registerCudaSharedMemory('cuda_region', new Uint8Array(64), 0, 1024),
+      transport,
+    );
     await client.unregisterCudaSharedMemory();
   });
 });

@@ -84,7 +84,7 @@ const NOT_RUN: Record<string, string> = {
   'npm ci && npm test': `${SUITE} (this test is part of it; npm ci is its precondition)`,
   'npm test -w @tritonserver-ts/conformance': SUITE,
   'npm test -w @gourmetgram/food-model': SUITE,
-  'TRITON_URL=localhost:8000 npm test -w @tritonserver-ts/conformance': `${REAL_TRITON}; and ${SUITE}`,
+  'TRITON_URL=localhost:8000 TRITON_GRPC_URL=localhost:8001 npm test -w @tritonserver-ts/conformance': `${REAL_TRITON}; and ${SUITE}`,
   "tritonserver --model-repository=/tmp/conformance-models --model-control-mode=explicit --load-model='*' --allow-client-shm=true":
     REAL_TRITON,
   'npm run bench -w @gourmetgram/food-model':

@@ -1,0 +1,51 @@
+// Checks of the suite itself: the reviewed list of transport differences stays honest (every entry
+// is used by a case and documented), and the external-target rules the README gives hold.
+import { readdirSync, readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { externalTarget } from './external-target.js';
+import { TRANSPORT_DIFFERENCES, TRITON_STATUS } from './transport-differences.js';
+
+const testDir = new URL('./', import.meta.url);
+const caseSources = readdirSync(testDir)
+  .filter((f) => f.endsWith('.test.ts') && f !== 'suite-config.test.ts')
+  .map((f) => readFileSync(new URL(f, testDir), 'utf8'))
+  .join('\n');
+const errorKindArgument = new RegExp(`transport,\\s*'(${Object.keys(TRITON_STATUS).join('|')})',?\\s*\\)`);
+const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+
+describe('the list of transport differences', () => {
+  it.each(Object.keys(TRANSPORT_DIFFERENCES))('%s is used by a case and listed in the README', (name) => {
+    const used =
+      caseSources.includes(`differsOver(transport, '${name}')`) ||
+      // error-status is checked inside expectServerError, which the cases call with an error kind.
+      (name === 'error-status' && errorKindArgument.test(caseSources));
+    expect(used, `no case names '${name}'`).toBe(true);
+    expect(readme).toContain(`\`${name}\``);
+  });
+});
+
+describe('TRITON_URL / TRITON_GRPC_URL', () => {
+  it('starts the embedded server when neither is set (or both are empty)', () => {
+    expect(externalTarget({})).toBeUndefined();
+    expect(externalTarget({ TRITON_URL: '', TRITON_GRPC_URL: '' })).toBeUndefined();
+  });
+
+  it("takes both as given, or derives the missing one from the other's host and Triton's default port", () => {
+    expect(externalTarget({ TRITON_URL: 'a:8000', TRITON_GRPC_URL: 'b:9001' })).toEqual({
+      httpUrl: 'a:8000',
+      grpcUrl: 'b:9001',
+    });
+    expect(externalTarget({ TRITON_URL: 'http://triton.local:18000/' })).toEqual({
+      httpUrl: 'http://triton.local:18000/',
+      grpcUrl: 'triton.local:8001',
+    });
+    expect(externalTarget({ TRITON_GRPC_URL: 'grpc://[::1]:18001' })).toEqual({
+      httpUrl: '[::1]:8000',
+      grpcUrl: 'grpc://[::1]:18001',
+    });
+    expect(externalTarget({ TRITON_URL: 'localhost' })).toEqual({
+      httpUrl: 'localhost',
+      grpcUrl: 'localhost:8001',
+    });
+  });
+});
