@@ -1,8 +1,8 @@
 /**
  * The gateway when the inference server misbehaves: the real server runs as a child process (the
  * built CLI on models_staging/) so it can be killed, frozen (SIGSTOP), slowed (stopped briefly) and
- * restarted on the same port. Each case asserts the gateway's status, stable code and how fast it
- * answers or recovers.
+ * restarted on the same ports. Each case asserts the gateway's status, stable code and how fast it
+ * answers or recovers, over HTTP and over gRPC (TRITON_PROTOCOL=grpc, the server's gRPC port).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
@@ -11,12 +11,13 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { GET as health } from '../src/app/api/health/route';
 import { POST } from '../src/app/api/predict/route';
 import type { ApiError } from '../src/lib/types';
-import { json, MODELS, photo, ROOT, uploadRequest, useEnv } from './helpers';
+import { json, MODELS, photo, PROTOCOLS, ROOT, uploadRequest, useEnv } from './helpers';
 
 const CLI = join(ROOT, 'packages/server/dist/cli.js');
 const DEADLINE_MS = 1500;
 
 let port = 0;
+let grpcPort = 0;
 let server: ChildProcess | undefined;
 
 function freePort(): Promise<number> {
@@ -38,8 +39,9 @@ async function startServer(): Promise<ChildProcess> {
       CLI,
       `--model-repository=${MODELS}`,
       `--http-port=${port}`,
-      '--allow-grpc=false',
+      `--grpc-port=${grpcPort}`,
       '--http-address=127.0.0.1',
+      '--grpc-address=127.0.0.1',
       '--allow-metrics=false',
     ],
     { stdio: ['ignore', 'ignore', 'pipe'] },
@@ -68,9 +70,9 @@ function stop(child: ChildProcess | undefined, signal: NodeJS.Signals = 'SIGKILL
   });
 }
 
-async function predict(): Promise<{ status: number; code?: string; ms: number }> {
+async function predict(signal?: AbortSignal): Promise<{ status: number; code?: string; ms: number }> {
   const started = performance.now();
-  const res = await POST(uploadRequest(photo('P005')));
+  const res = await POST(uploadRequest(photo('P005'), signal ? { signal } : {}));
   const ms = performance.now() - started;
   if (res.status === 200) return { status: 200, ms };
   return { status: res.status, code: (await json<ApiError>(res)).error.code, ms };
@@ -78,15 +80,8 @@ async function predict(): Promise<{ status: number; code?: string; ms: number }>
 
 beforeAll(async () => {
   port = await freePort();
+  grpcPort = await freePort();
   server = await startServer();
-  useEnv({
-    TRITON_SERVER_URL: `127.0.0.1:${port}`,
-    FOOD11_MODEL_NAME: 'food_classifier_onnx',
-    INFERENCE_TIMEOUT_MS: String(DEADLINE_MS),
-    FEEDBACK_STORAGE: 'none',
-    GATEWAY_LOG: 'false',
-  });
-  expect((await predict()).status).toBe(200);
 }, 90_000);
 
 afterEach(async () => {
@@ -99,7 +94,20 @@ afterAll(async () => {
   await stop(server);
 });
 
-describe('inference server faults', () => {
+describe.each(PROTOCOLS)('inference server faults over %s', (protocol) => {
+  beforeAll(async () => {
+    useEnv({
+      TRITON_PROTOCOL: protocol,
+      TRITON_SERVER_URL: `127.0.0.1:${protocol === 'http' ? port : grpcPort}`,
+      TRITON_GRPC_URL: undefined,
+      FOOD11_MODEL_NAME: 'food_classifier_onnx',
+      INFERENCE_TIMEOUT_MS: String(DEADLINE_MS),
+      FEEDBACK_STORAGE: 'none',
+      GATEWAY_LOG: 'false',
+    });
+    expect((await predict()).status).toBe(200);
+  }, 90_000);
+
   it('killed: 503 INFERENCE_UNAVAILABLE at once, health says so; predictions recover after a restart', async () => {
     await stop(server);
     const down = await predict();
@@ -151,5 +159,22 @@ describe('inference server faults', () => {
       expect(['INFERENCE_UNAVAILABLE', 'INFERENCE_TIMEOUT', 'INFERENCE_FAILED']).toContain(a.code);
       expect(a.ms).toBeLessThan(DEADLINE_MS + 1500);
     }
+  }, 60_000);
+
+  it('the caller goes away while the server is stalled: 499 CLIENT_CLOSED_REQUEST at once, not at the deadline', async () => {
+    server?.kill('SIGSTOP');
+    const ac = new AbortController();
+    const pending = predict(ac.signal);
+    await new Promise((r) => setTimeout(r, 200));
+    ac.abort();
+    const aborted = performance.now();
+    const res = await pending;
+    const afterAbort = performance.now() - aborted;
+    server?.kill('SIGCONT');
+    expect(res).toMatchObject({ status: 499, code: 'CLIENT_CLOSED_REQUEST' });
+    expect(afterAbort).toBeLessThan(300);
+    expect(res.ms).toBeLessThan(DEADLINE_MS);
+    // The server, thawed, still serves the next prediction.
+    expect((await predict()).status).toBe(200);
   }, 60_000);
 });
