@@ -1,180 +1,246 @@
 /**
- * `npm run bench`: in one run,
- *  1. binary vs JSON encode+decode of one [1,3,224,224] FP32 request and its [1,11] FP32 response
- *     (client encode → server decode → server encode → client decode, all with the shared codec);
- *  2. client round trips per second against the embedded server (in a worker thread of this
- *     process, so client and server each have an event loop; 127.0.0.1, port 0) on the tiny
- *     `simple` model at concurrency 1 and 16.
- * The embedded server is imported from the workspace (`@tritonserver-ts/server`, built by turbo
- * before the bench); it is not a dependency of the client package.
+ * `npm run bench` (packages/client): in one run,
+ *  1. binary vs JSON encode+decode of one [1,3,224,224] FP32 request and its [1,11] response
+ *     (`codec.ts`);
+ *  2. HTTP vs gRPC inferences per second through `TritonClient` against the embedded server (its own
+ *     process, 127.0.0.1, free ports): Triton's `simple` (INT32 [1,16] × 2) at concurrency 1 and 16
+ *     and the food model's FP32 [1,3,224,224] request at concurrency 1 and 8; `ModelStreamInfer`
+ *     with 16 (simple) or 8 (food) requests in flight on one stream; and, as floors, the same
+ *     requests encoded once and sent by a bare undici `Pool` and a bare @grpc/grpc-js channel
+ *     (unary and streaming) that do not decode the answers.
+ *     For every cell: requests/s, latency, CPU per call of this process (the client) and of the
+ *     server process (/proc/<pid>/stat).
+ * The host is shared, so the cells are interleaved: each round measures every cell for a short
+ * window; the table gives the median over rounds, and the ratios compare those medians.
+ * Env: BENCH_SECONDS (per window, default 2), BENCH_WARMUP_SECONDS (default 0.5), BENCH_ROUNDS
+ * (default 3), BENCH_ONLY (comma-separated substrings of cell ids, e.g. `simple/grpc`; skips the
+ * codec part), BENCH_JSON (result file; default <tmpdir>/tritonserver-ts-client-bench.json).
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import { writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  TritonClient,
-  decodeInferRequest,
-  decodeInferResponse,
-  encodeInferRequest,
-  encodeInferResponse,
-  outputWantsBinary,
-  type DecodedInferRequest,
-} from '../src/index.js';
+import { Connections, callersFor, foodWorkload, simpleWorkload, type Callers } from './cells.js';
+import { measureCodec, type CodecResult } from './codec.js';
+import { loadAverage, measureClosedLoop, measureStream, median, type Window } from './measure.js';
+import { ensureBuilt, startServerChild } from './server.js';
 
-/** Starts the embedded server in a worker thread (its own event loop) and returns its URL. */
-async function startServerThread(only: string[]): Promise<{ url: string; close(): Promise<void> }> {
-  const worker = new Worker(new URL('./server-worker.mjs', import.meta.url), { workerData: { only } });
-  const url = await new Promise<string>((resolve, reject) => {
-    worker.once('error', reject);
-    worker.once('message', (m: { url: string }) => resolve(m.url));
-  });
+const seconds = Number(process.env.BENCH_SECONDS ?? 2);
+const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 0.5);
+const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
+const only = process.env.BENCH_ONLY?.split(',').filter((s) => s !== '');
+const jsonPath = process.env.BENCH_JSON ?? join(tmpdir(), 'tritonserver-ts-client-bench.json');
+
+type CallerName = keyof Callers;
+const CALLERS: readonly CallerName[] = [
+  'httpClient',
+  'httpFloor',
+  'grpcClient',
+  'grpcFloor',
+  'grpcStream',
+  'grpcStreamFloor',
+];
+const isStream = (c: CallerName): boolean => c === 'grpcStream' || c === 'grpcStreamFloor';
+
+/** Workloads with their concurrencies (closed loop) and stream window (requests in flight). */
+const PLAN = [
+  { workload: simpleWorkload(), concurrency: [1, 16], window: 16 },
+  { workload: foodWorkload(), concurrency: [1, 8], window: 8 },
+];
+
+interface Cell {
+  readonly id: string;
+  readonly workload: string;
+  readonly caller: CallerName;
+  /** Closed-loop callers, or requests in flight on the stream. */
+  readonly concurrency: number;
+  readonly windows: Window[];
+}
+
+interface Summary {
+  readonly id: string;
+  readonly workload: string;
+  readonly caller: CallerName;
+  readonly concurrency: number;
+  readonly rps: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly clientCpuUsPerCall: number;
+  readonly serverCpuUsPerCall: number;
+  readonly windows: Window[];
+}
+
+function summarise(cell: Cell): Summary {
+  const w = cell.windows;
   return {
-    url,
-    close: async () => {
-      const closed = new Promise<void>((resolve) => worker.once('message', () => resolve()));
-      worker.postMessage('close');
-      await closed;
-      await worker.terminate();
-    },
+    id: cell.id,
+    workload: cell.workload,
+    caller: cell.caller,
+    concurrency: cell.concurrency,
+    rps: median(w.map((x) => x.calls / x.seconds)),
+    p50Ms: median(w.map((x) => x.p50Ms ?? NaN)),
+    p99Ms: median(w.map((x) => x.p99Ms ?? NaN)),
+    clientCpuUsPerCall: median(w.map((x) => (x.clientCpu / x.calls) * 1e6)),
+    serverCpuUsPerCall: median(w.map((x) => (x.serverCpu / x.calls) * 1e6)),
+    windows: w,
   };
 }
 
-/** Builds the embedded server (and what it depends on) when its dist is missing, e.g. on a fresh clone. */
-function ensureServerBuilt(): void {
-  const root = fileURLToPath(new URL('../../../', import.meta.url));
-  if (existsSync(join(root, 'packages/server/dist/testing/index.js'))) return;
-  console.log('building @tritonserver-ts/server for the round-trip benchmark…');
-  const r = spawnSync(
-    'npx',
-    ['turbo', 'run', 'build', '--filter=@tritonserver-ts/server...', '--output-logs=errors-only'],
-    {
-      cwd: root,
-      stdio: 'inherit',
-    },
+const fmt = (v: number, digits = 0): string => (Number.isFinite(v) ? v.toFixed(digits) : '–');
+
+function printCodec(codec: CodecResult): void {
+  const speedUp = codec.jsonMs / codec.binaryMs;
+  console.log('| codec: [1,3,224,224] FP32 request + [1,11] response, encode+decode both ends | median |');
+  console.log('| --- | ---: |');
+  console.log(`| binary | ${codec.binaryMs.toFixed(3)} ms (${codec.binaryIterations} runs) |`);
+  console.log(`| JSON | ${codec.jsonMs.toFixed(2)} ms (${codec.jsonIterations} runs) |`);
+  console.log(`| binary speed-up over JSON (goal ≥ 10×) | ${speedUp.toFixed(0)}× |\n`);
+}
+
+function printCells(summaries: readonly Summary[]): void {
+  console.log(
+    '| workload | caller | concurrency / in flight | req/s | p50 ms | p99 ms | client CPU µs/call | server CPU µs/call |',
   );
-  if (r.status !== 0) throw new Error('building @tritonserver-ts/server failed');
-}
-
-const REQUEST_SHAPE = [1, 3, 224, 224];
-const RESPONSE_SHAPE = [1, 11];
-
-function timeIt(
-  fn: () => void,
-  minMs: number,
-  minIterations: number,
-): { medianMs: number; iterations: number } {
-  for (let i = 0; i < 3; i++) fn(); // warm up
-  const samples: number[] = [];
-  const started = performance.now();
-  while (samples.length < minIterations || performance.now() - started < minMs) {
-    const t0 = performance.now();
-    fn();
-    samples.push(performance.now() - t0);
-  }
-  samples.sort((a, b) => a - b);
-  return { medianMs: samples[Math.floor(samples.length / 2)] as number, iterations: samples.length };
-}
-
-function codecRoundTrip(image: Float32Array, probs: Float32Array, binary: boolean): void {
-  const req = encodeInferRequest(
-    [{ name: 'image', datatype: 'FP32', shape: REQUEST_SHAPE, data: image, binaryData: binary }],
-    {
-      outputs: [{ name: 'probs', binaryData: binary }],
-    },
-  );
-  const decodedReq = decodeInferRequest(req.body, req.headerLength) as DecodedInferRequest;
-  if ((decodedReq.inputs[0]?.data as Float32Array).length !== image.length)
-    throw new Error('bad request decode');
-  const res = encodeInferResponse({
-    modelName: 'food_classifier',
-    modelVersion: '1',
-    outputs: [
-      {
-        tensor: { name: 'probs', datatype: 'FP32', shape: RESPONSE_SHAPE, data: probs },
-        binary: outputWantsBinary(decodedReq, 'probs'),
-      },
-    ],
-  });
-  const decodedRes = decodeInferResponse(res.body, res.headerLength);
-  if ((decodedRes.outputs[0]?.data as Float32Array).length !== 11) throw new Error('bad response decode');
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
-}
-
-async function roundTrips(client: TritonClient, concurrency: number, durationMs: number) {
-  const a = Int32Array.from({ length: 16 }, (_, i) => i);
-  const inputs = [
-    { name: 'INPUT0', datatype: 'INT32' as const, shape: [1, 16], data: a },
-    { name: 'INPUT1', datatype: 'INT32' as const, shape: [1, 16], data: a },
-  ];
-  const run = async (ms: number) => {
-    const latencies: number[] = [];
-    const deadline = performance.now() + ms;
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        while (performance.now() < deadline) {
-          const t0 = performance.now();
-          const r = await client.infer('simple', inputs);
-          if (r.asTypedArray('OUTPUT0', 'INT32')[15] !== 30) throw new Error('wrong result');
-          latencies.push(performance.now() - t0);
-        }
-      }),
+  console.log('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |');
+  for (const s of summaries) {
+    console.log(
+      `| ${s.workload} | ${s.caller} | ${s.concurrency} | ${fmt(s.rps)} | ${fmt(s.p50Ms, 2)} | ${fmt(s.p99Ms, 2)} | ${fmt(s.clientCpuUsPerCall)} | ${fmt(s.serverCpuUsPerCall)} |`,
     );
-    return latencies;
+  }
+}
+
+interface Ratios {
+  /** `simple`, `food`, or `… stream` (gRPC over ModelStreamInfer, HTTP unary at the same concurrency). */
+  readonly workload: string;
+  readonly concurrency: number;
+  readonly grpcOverHttpRps: number;
+  readonly grpcOverHttpClientCpu: number;
+  readonly httpClientOverFloorCpu: number;
+  readonly grpcClientOverFloorCpu: number;
+  readonly httpClientOverFloorRps: number;
+  readonly grpcClientOverFloorRps: number;
+  /** Stream rows: stream req/s ÷ unary gRPC req/s at the same concurrency. */
+  readonly streamOverUnaryRps: number | undefined;
+}
+
+function ratiosOf(summaries: readonly Summary[]): Ratios[] {
+  const value = (workload: string, caller: CallerName, n: number, pick: (s: Summary) => number): number => {
+    const s = summaries.find((x) => x.workload === workload && x.caller === caller && x.concurrency === n);
+    return s === undefined ? NaN : pick(s);
   };
-  await run(500); // warm up connections and the model
-  const started = performance.now();
-  const latencies = await run(durationMs);
-  const elapsed = performance.now() - started;
-  latencies.sort((x, y) => x - y);
-  return {
-    rps: latencies.length / (elapsed / 1000),
-    p50: percentile(latencies, 50),
-    p99: percentile(latencies, 99),
-    n: latencies.length,
-  };
+  const rps = (s: Summary): number => s.rps;
+  const cpu = (s: Summary): number => s.clientCpuUsPerCall;
+  const out: Ratios[] = [];
+  for (const { workload, concurrency, window } of PLAN) {
+    const k = workload.key;
+    const rows: { label: string; n: number; grpc: CallerName; floor: CallerName }[] = [
+      ...concurrency.map((n) => ({ label: k, n, grpc: 'grpcClient' as const, floor: 'grpcFloor' as const })),
+      { label: `${k} stream`, n: window, grpc: 'grpcStream', floor: 'grpcStreamFloor' },
+    ];
+    for (const { label, n, grpc, floor } of rows) {
+      const stream = grpc === 'grpcStream';
+      out.push({
+        workload: label,
+        concurrency: n,
+        grpcOverHttpRps: value(k, grpc, n, rps) / value(k, 'httpClient', n, rps),
+        grpcOverHttpClientCpu: value(k, grpc, n, cpu) / value(k, 'httpClient', n, cpu),
+        httpClientOverFloorCpu: value(k, 'httpClient', n, cpu) / value(k, 'httpFloor', n, cpu),
+        grpcClientOverFloorCpu: value(k, grpc, n, cpu) / value(k, floor, n, cpu),
+        httpClientOverFloorRps: value(k, 'httpClient', n, rps) / value(k, 'httpFloor', n, rps),
+        grpcClientOverFloorRps: value(k, grpc, n, rps) / value(k, floor, n, rps),
+        streamOverUnaryRps: stream ? value(k, grpc, n, rps) / value(k, 'grpcClient', n, rps) : undefined,
+      });
+    }
+  }
+  return out;
+}
+
+function printRatios(ratios: readonly Ratios[]): void {
+  console.log(
+    '\n| workload | concurrency | gRPC/HTTP req/s | gRPC/HTTP client CPU per call | HTTP client/floor CPU | gRPC client/floor CPU | HTTP client/floor req/s | gRPC client/floor req/s | stream/unary gRPC req/s |',
+  );
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+  const x = (v: number | undefined): string =>
+    v !== undefined && Number.isFinite(v) ? `${v.toFixed(2)}×` : '–';
+  for (const r of ratios) {
+    console.log(
+      `| ${r.workload} | ${r.concurrency} | ${x(r.grpcOverHttpRps)} | ${x(r.grpcOverHttpClientCpu)} | ${x(r.httpClientOverFloorCpu)} | ${x(r.grpcClientOverFloorCpu)} | ${x(r.httpClientOverFloorRps)} | ${x(r.grpcClientOverFloorRps)} | ${x(r.streamOverUnaryRps)} |`,
+    );
+  }
+  console.log(
+    '(stream rows: gRPC = one ModelStreamInfer stream with N requests in flight, its floor a bare grpc-js stream; HTTP = unary at concurrency N)',
+  );
 }
 
 async function main(): Promise<void> {
-  const image = Float32Array.from({ length: 3 * 224 * 224 }, (_, i) => Math.sin(i) * 2.5);
-  const probs = Float32Array.from({ length: 11 }, (_, i) => (i + 1) / 66);
-  const binary = timeIt(() => codecRoundTrip(image, probs, true), 1500, 50);
-  const json = timeIt(() => codecRoundTrip(image, probs, false), 3000, 10);
-  const ratio = json.medianMs / binary.medianMs;
+  const started = new Date().toISOString();
+  const loadAtStart = loadAverage();
+  const codec = only === undefined ? measureCodec() : undefined;
 
-  const rows: string[] = [];
-  ensureServerBuilt();
-  const server = await startServerThread(['simple']);
+  ensureBuilt();
+  const server = await startServerChild();
+  const connections = new Connections(server.url, server.grpcUrl);
+  const cells: Cell[] = [];
   try {
-    const client = new TritonClient({ url: server.url });
-    for (const concurrency of [1, 16]) {
-      const r = await roundTrips(client, concurrency, 3000);
-      rows.push(
-        `| round trips, simple INT32 [1,16], concurrency ${String(concurrency).padEnd(2)} | ${r.rps.toFixed(0)} req/s | p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms (${r.n} requests) |`,
-      );
+    const runs: { cell: Cell; measure: () => Promise<Window> }[] = [];
+    for (const { workload, concurrency, window } of PLAN) {
+      const callers = callersFor(connections, workload);
+      for (const caller of CALLERS) {
+        for (const n of isStream(caller) ? [window] : concurrency) {
+          const id = `${workload.key}/${caller}/${n}`;
+          if (only !== undefined && !only.some((o) => id.includes(o))) continue;
+          const cell: Cell = { id, workload: workload.key, caller, concurrency: n, windows: [] };
+          cells.push(cell);
+          const fn = callers[caller];
+          runs.push({
+            cell,
+            measure: isStream(caller)
+              ? () => measureStream(fn as Callers['grpcStream'], n, seconds, warmupSeconds, server.pid)
+              : () => measureClosedLoop(fn as Callers['httpClient'], n, seconds, warmupSeconds, server.pid),
+          });
+        }
+      }
     }
-    await client.close();
+    for (let round = 1; round <= rounds; round++) {
+      for (const { cell, measure } of runs) {
+        const w = await measure();
+        cell.windows.push(w);
+        process.stderr.write(
+          `round ${round}/${rounds} ${cell.id}: ${fmt(w.calls / w.seconds)} req/s, client ${fmt((w.clientCpu / w.calls) * 1e6)} µs/call\n`,
+        );
+      }
+    }
   } finally {
-    await server.close();
+    await connections.close();
+    await server.stop();
   }
 
-  console.log(`\n@tritonserver-ts/client benchmark (Node ${process.version}, ${new Date().toISOString()})\n`);
-  console.log('| measurement | result | detail |');
-  console.log('| --- | --- | --- |');
+  const summaries = cells.map(summarise);
+  const ratios = ratiosOf(summaries);
+  const loadAtEnd = loadAverage();
   console.log(
-    `| codec, binary: [1,3,224,224] FP32 request + [1,11] response, encode+decode both ends | ${binary.medianMs.toFixed(3)} ms | median of ${binary.iterations} |`,
+    `\n@tritonserver-ts/client benchmark (Node ${process.version}, ${started}, ${availableParallelism()} cores, load average ${loadAtStart} at start, ${loadAtEnd} at end; median of ${rounds} rounds of ${seconds} s)\n`,
   );
-  console.log(
-    `| codec, JSON: same tensors | ${json.medianMs.toFixed(2)} ms | median of ${json.iterations} |`,
+  if (codec !== undefined) printCodec(codec);
+  printCells(summaries);
+  printRatios(ratios);
+  writeFileSync(
+    jsonPath,
+    `${JSON.stringify(
+      {
+        started,
+        node: process.version,
+        cores: availableParallelism(),
+        loadAverage: { start: loadAtStart, end: loadAtEnd },
+        settings: { seconds, warmupSeconds, rounds, only },
+        codec,
+        cells: summaries,
+        ratios,
+      },
+      null,
+      2,
+    )}\n`,
   );
-  console.log(
-    `| binary speed-up over JSON | ${ratio.toFixed(0)}x | goal ≥ 10x: ${ratio >= 10 ? 'met' : 'NOT met'} |`,
-  );
-  for (const row of rows) console.log(row);
+  console.log(`\nJSON: ${jsonPath}`);
 }
 
 await main();

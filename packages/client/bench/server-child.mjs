@@ -1,0 +1,35 @@
+// Bench helper: runs the embedded server in its own process (so its CPU time is measured alone, from
+// /proc/<pid>/stat) with HTTP and gRPC on free ports of 127.0.0.1, on a temporary model repository:
+// the generated `simple` model and, when argv[2] names it, a copy of the food model's directory.
+// Prints `{"url":…,"grpcUrl":…}` on stdout once listening; closes and exits on SIGTERM.
+import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const serverModule = '@tritonserver-ts/server';
+const testingModule = '@tritonserver-ts/server/testing';
+const { startServer } = await import(serverModule);
+const { writeTestModelRepository } = await import(testingModule);
+
+const foodModelDir = process.argv[2];
+const repo = await mkdtemp(join(tmpdir(), 'client-bench-'));
+await writeTestModelRepository(repo, { only: ['simple'] });
+if (foodModelDir !== undefined) {
+  // A copy, not a link: the server refuses model files that resolve outside the model directory.
+  await cp(foodModelDir, join(repo, 'food_classifier_onnx'), { recursive: true });
+}
+const server = await startServer({
+  modelRepositories: [repo],
+  httpPort: 0,
+  grpcPort: 0,
+  exitOnError: true,
+  log: { log_info: false, log_warning: false },
+  logSink: (line) => process.stderr.write(`${line}\n`),
+});
+process.stdout.write(`${JSON.stringify({ url: server.url, grpcUrl: server.grpcUrl })}\n`);
+process.on('SIGTERM', () => {
+  void server
+    .close()
+    .then(() => rm(repo, { recursive: true, force: true }))
+    .then(() => process.exit(0));
+});
