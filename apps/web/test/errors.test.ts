@@ -32,6 +32,29 @@ async function expectError(res: Response, status: number, code: string): Promise
 let server: RunningServer;
 let badRepo: string;
 let badServer: RunningServer;
+let busyRepo: string;
+let busyServer: RunningServer;
+
+/**
+ * A repository of the same model whose queue holds one request and whose batcher waits up to a
+ * second for a batch of 16: one prediction sits queued, so the next one overflows the queue.
+ */
+function busyRepository(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'gg-busyrepo-'));
+  const src = join(MODELS, 'food_classifier_onnx');
+  const dst = join(dir, 'food_classifier_onnx');
+  mkdirSync(join(dst, '1'), { recursive: true });
+  cpSync(join(src, '1', 'model.onnx'), join(dst, '1', 'model.onnx'));
+  cpSync(join(src, 'labels.txt'), join(dst, 'labels.txt'));
+  const cfg = readFileSync(join(src, 'config.pbtxt'), 'utf8');
+  const patched = cfg.replace(
+    /dynamic_batching \{[^}]*\}/,
+    'dynamic_batching {\n  preferred_batch_size: [ 16 ]\n  max_queue_delay_microseconds: 1000000\n  default_queue_policy { max_queue_size: 1 }\n}',
+  );
+  expect(patched).not.toBe(cfg);
+  writeFileSync(join(dst, 'config.pbtxt'), patched);
+  return dir;
+}
 
 beforeAll(async () => {
   server = await startEmbedded();
@@ -49,11 +72,15 @@ beforeAll(async () => {
   expect(patched).not.toBe(cfg);
   writeFileSync(join(dst, 'config.pbtxt'), patched);
   badServer = await startEmbedded(badRepo);
+  busyRepo = busyRepository();
+  busyServer = await startEmbedded(busyRepo);
 });
 afterAll(async () => {
   await server?.close();
   await badServer?.close();
+  await busyServer?.close();
   rmSync(badRepo, { recursive: true, force: true });
+  rmSync(busyRepo, { recursive: true, force: true });
 });
 beforeEach(() => {
   useEnv({
@@ -157,5 +184,15 @@ describe.each(PROTOCOLS)('faults of the inference server over %s', (protocol) =>
     useEnv(serverEnv(badServer, protocol));
     const e = await expectError(await POST(uploadRequest(photo('A001'))), 502, 'INFERENCE_FAILED');
     expect(e.error.message).toMatch(/shape|input/i);
+  });
+
+  it('503 INFERENCE_UNAVAILABLE when the server is overloaded (its queue is full); the queued one succeeds', async () => {
+    useEnv(serverEnv(busyServer, protocol));
+    expect((await POST(uploadRequest(photo('A001')))).status).toBe(200); // model info read
+    const queued = POST(uploadRequest(photo('A001')));
+    await new Promise((r) => setTimeout(r, 300));
+    const e = await expectError(await POST(uploadRequest(photo('P005'))), 503, 'INFERENCE_UNAVAILABLE');
+    expect(e.error.message).toMatch(/Exceeds maximum queue size/);
+    expect((await queued).status).toBe(200);
   });
 });
