@@ -41,6 +41,10 @@ export const TRANSPORT_DIFFERENCES = {
     http: 'the binary extension allows a header-less request (`Inference-Header-Content-Length: 0`, one input)',
     grpc: 'no counterpart: every ModelInferRequest names its inputs; `rawBinaryRequest` is ignored',
   },
+  'model-stream-infer': {
+    http: 'no streaming inference (KServe v2 over HTTP is request / response)',
+    grpc: '`ModelStreamInfer`: many requests and responses on one bidirectional stream, errors in-band',
+  },
   'http-wire-helpers': {
     http: 'the body helpers (`generateRequestBody`, `parseResponseBody`, `encodeRawBinaryRequest`) drive a separate HTTP stack',
     grpc: 'the same job is done by the protobuf messages of `@tritonserver-ts/client/protocol/grpc` on a separate grpc-js client',
