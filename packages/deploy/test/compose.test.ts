@@ -191,6 +191,13 @@ for (const [name, roles] of Object.entries(files)) {
       expect(modelNames()).toContain(model);
     });
 
+    it('gives the web app the server gRPC address beside the HTTP one, and TRITON_PROTOCOL defaulting to http', () => {
+      expect(web.environment?.TRITON_GRPC_URL).toBe(`${roles.triton}:8001`);
+      expect(portMappings(triton)).toContainEqual({ host: 8001, container: 8001 });
+      expect(web.environment?.TRITON_PROTOCOL).toBe('${TRITON_PROTOCOL:-http}');
+      expect(defaultOf(web.environment?.TRITON_PROTOCOL)).toBe('http');
+    });
+
     it('keeps feedback on a named volume that holds FEEDBACK_DIR', () => {
       const dir = web.environment?.FEEDBACK_DIR ?? '';
       const mount = (web.volumes ?? []).find(

@@ -500,9 +500,11 @@ describe('docker/Dockerfile.server (embedded server for CPU-only hosts)', () => 
     }
   });
 
-  it('runs as a non-root user, exposes HTTP 8000 and metrics 8002, and has a Triton health check', () => {
+  it('runs as a non-root user, exposes HTTP 8000, gRPC 8001 and metrics 8002, and has a Triton health check', () => {
     expect(isRootUser(last(runtime, 'USER')?.args)).toBe(false);
-    expect(exposedPorts(runtime).sort()).toEqual([8000, 8002]);
+    expect(exposedPorts(runtime).sort()).toEqual([8000, 8001, 8002]);
+    // The server's CLI serves gRPC on 8001 unless told otherwise: nothing turns it off here.
+    expect(last(runtime, 'CMD')?.args).not.toMatch(/--allow-grpc=false|--grpc-port=/);
     expect(last(runtime, 'HEALTHCHECK')?.args).toContain('http://127.0.0.1:8000/v2/health/ready');
   });
 });

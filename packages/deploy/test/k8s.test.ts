@@ -209,6 +209,14 @@ describe('docker/k8s/web', () => {
     for (const name of Object.keys(env)) expect(appEnv, `the app does not read ${name}`).toContain(name);
   });
 
+  it("points TRITON_GRPC_URL at the Triton Service's gRPC port and names a protocol the app knows", () => {
+    const triton = named<Service>('Service', 'triton-server');
+    const grpc = triton.spec.ports.find((p) => p.name === 'grpc');
+    expect(grpc?.port).toBe(8001);
+    expect(env.TRITON_GRPC_URL).toBe(`${triton.metadata.name}:${grpc?.port}`);
+    expect(['http', 'grpc']).toContain(env.TRITON_PROTOCOL);
+  });
+
   it("listens on the web image's port, runs as non-root, and is published on 80", () => {
     const image = parseDockerfile(read('docker/Dockerfile.web'));
     const exposed = exposedPorts(image.stages.at(-1) as Stage);
