@@ -56,6 +56,8 @@ const RUN_HERE = {
     'npx tritonserver-ts --model-repository=/a --model-repository=/b --model-control-mode=explicit --load-model=food_classifier_onnx --http-port=8000 --log-verbose=1',
   serverReadyCurl: `curl -s localhost:8000/v2/health/ready -o /dev/null -w '%{http_code}\\n'`,
   webStart: 'TRITON_SERVER_URL=triton-host:8000 PORT=3000 npm start -w @gourmetgram/web',
+  webStartGrpc:
+    'TRITON_PROTOCOL=grpc TRITON_SERVER_URL=triton-host:8001 PORT=3000 npm start -w @gourmetgram/web',
   webPredict: 'curl -F file=@dish.jpg http://localhost:3000/api/predict',
   webTest: 'curl http://localhost:3000/api/test',
   webHealth: 'curl http://localhost:3000/api/health',
@@ -654,10 +656,26 @@ describe('README command lines', () => {
     expect(openapi.openapi).toMatch(/^3\.1\./);
     expect(Object.keys(openapi.paths)).toEqual(expect.arrayContaining(['/api/predict', '/api/health']));
 
+    // The web app alone over gRPC, against npm start's gRPC port: the same prediction.
+    const grpcWebPort = await freePort();
+    const grpcWeb = shell(
+      substitute(readme(RUN_HERE.webStartGrpc), [
+        ['triton-host:8001', `127.0.0.1:${grpcPort}`],
+        ['PORT=3000', `PORT=${grpcWebPort}`],
+      ]),
+      { env: { FEEDBACK_DIR: join(tmp, 'feedback') } },
+    );
+    await waitFor(`http://127.0.0.1:${grpcWebPort}/api/health`, grpcWeb, 60_000);
+    const overGrpc = (await curl(RUN_HERE.webPredict, [
+      [`localhost:${webPort}`, `localhost:${grpcWebPort}`],
+    ])) as Prediction;
+    expect(overGrpc.top).toEqual(prediction.top);
+    expect(await interrupt(grpcWeb), grpcWeb.output()).toBe(true);
+
     // Ctrl+C stops everything npm start started.
     expect(await interrupt(web), web.output()).toBe(true);
     expect(await interrupt(app), app.output()).toBe(true);
-    for (const p of [port, tritonPort, metricsPort, grpcPort, webPort])
+    for (const p of [port, tritonPort, metricsPort, grpcPort, webPort, grpcWebPort])
       expect(await refused(p), `port ${p}`).toBe(true);
   }, 300_000);
 
