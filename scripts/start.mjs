@@ -8,6 +8,8 @@
 //   TRITON_HTTP_ADDRESS embedded server (and metrics) bind address (default 127.0.0.1: loopback only)
 //   TRITON_SERVER_URL   when set, no embedded server is started: the app talks to that server
 //                       (a real Triton, `host:port` or a URL), exactly as in production.
+//   TRITON_PROTOCOL     http (default) or grpc: how the web app talks to the server; with the
+//                       embedded one it is given both addresses (TRITON_GRPC_URL for gRPC).
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -72,6 +74,8 @@ async function waitReady(url, timeoutMs) {
 }
 
 let tritonUrl = process.env.TRITON_SERVER_URL;
+/** The web app's variables beside TRITON_SERVER_URL: the embedded server's gRPC address. */
+const webEnv = {};
 if (tritonUrl === undefined || tritonUrl === '') {
   const command = embeddedServerCommand(root, process.env);
   const cli = command.args[0];
@@ -81,6 +85,7 @@ if (tritonUrl === undefined || tritonUrl === '') {
   }
   launch('embedded server', command.args);
   tritonUrl = command.tritonUrl;
+  webEnv.TRITON_GRPC_URL = command.tritonGrpcUrl;
   const base = `http://${tritonUrl}`;
   if (!(await waitReady(`${base}/v2/health/ready`, 120_000))) {
     console.error(`npm start: the embedded server at ${base} did not become ready within 120 s`);
@@ -91,7 +96,11 @@ if (tritonUrl === undefined || tritonUrl === '') {
 }
 
 const port = process.env.PORT ?? '3000';
-launch('web app', [join(root, 'apps/web/scripts/start.mjs')], { PORT: port, TRITON_SERVER_URL: tritonUrl });
+launch('web app', [join(root, 'apps/web/scripts/start.mjs')], {
+  PORT: port,
+  TRITON_SERVER_URL: tritonUrl,
+  ...webEnv,
+});
 if (await waitReady(`http://127.0.0.1:${port}/api/health`, 120_000)) {
   console.log(`\nGourmetGram is running: http://localhost:${port}  (inference server: ${tritonUrl})`);
   console.log('Press Ctrl+C to stop.');
