@@ -1,7 +1,8 @@
 // Bench helper: runs the embedded server in its own process (so its CPU time is measured alone, from
 // /proc/<pid>/stat) with HTTP and gRPC on free ports of 127.0.0.1, on a temporary model repository:
 // the generated `simple` model and, when argv[2] names it, a copy of the food model's directory.
-// Prints `{"url":…,"grpcUrl":…}` on stdout once listening; closes and exits on SIGTERM.
+// Prints `{"url":…,"grpcUrl":…}` on stdout once listening; closes and exits on SIGTERM or when
+// stdin ends (the bench exited).
 import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,9 +28,16 @@ const server = await startServer({
   logSink: (line) => process.stderr.write(`${line}\n`),
 });
 process.stdout.write(`${JSON.stringify({ url: server.url, grpcUrl: server.grpcUrl })}\n`);
-process.on('SIGTERM', () => {
+let stopping = false;
+const stop = () => {
+  if (stopping) return;
+  stopping = true;
   void server
     .close()
     .then(() => rm(repo, { recursive: true, force: true }))
     .then(() => process.exit(0));
-});
+};
+process.on('SIGTERM', stop);
+// The bench holds our stdin open: when it dies without stopping us, stdin ends and we stop too.
+process.stdin.on('end', stop);
+process.stdin.resume();

@@ -50,7 +50,7 @@ export async function startServerChild(): Promise<ServerChild> {
     process.execPath,
     [fileURLToPath(new URL('./server-child.mjs', import.meta.url)), FOOD_MODEL_DIR],
     {
-      stdio: ['ignore', 'pipe', 'inherit'],
+      stdio: ['pipe', 'pipe', 'inherit'],
     },
   );
   const exited = new Promise((resolve) => child.once('exit', resolve));
