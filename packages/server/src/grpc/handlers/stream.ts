@@ -8,7 +8,7 @@
  * accepted here and answered one-to-one).
  * @packageDocumentation
  */
-import { once } from 'node:events';
+import { once, setMaxListeners } from 'node:events';
 
 import type { ServerDuplexStream } from '@grpc/grpc-js';
 import {
@@ -41,6 +41,9 @@ export function serveStream(
   hooks: StreamHooks,
 ): void {
   const controller = new AbortController();
+  // Every request of the stream listens on this one signal while it is queued or running; any number
+  // may be in flight, so Node's default of 10 listeners would warn (they are removed when each ends).
+  setMaxListeners(0, controller.signal);
   const grpcErrorMode = call.metadata.get(TRITON_GRPC_ERROR_HEADER)[0] === 'true';
   let finished = false;
   let tail: Promise<void> = Promise.resolve();
