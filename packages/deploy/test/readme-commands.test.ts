@@ -81,6 +81,8 @@ const SUITE = 'a test suite: npm test runs it, and running it from inside a test
 const REGISTRY =
   'installs the published package into another project from the npm registry; this checkout tests the workspace package itself';
 
+const BENCH = 'a benchmark: long and CPU-bound, run on purpose under a lock, never inside the tests';
+
 /** README commands that cannot run here, with the reason. */
 const NOT_RUN: Record<string, string> = {
   'npm ci && npm test': `${SUITE} (this test is part of it; npm ci is its precondition)`,
@@ -89,8 +91,15 @@ const NOT_RUN: Record<string, string> = {
   'TRITON_URL=localhost:8000 TRITON_GRPC_URL=localhost:8001 npm test -w @tritonserver-ts/conformance': `${REAL_TRITON}; and ${SUITE}`,
   "tritonserver --model-repository=/tmp/conformance-models --model-control-mode=explicit --load-model='*' --allow-client-shm=true":
     REAL_TRITON,
-  'npm run bench -w @gourmetgram/food-model':
-    'a benchmark: long and CPU-bound, run on purpose under a lock, never inside the tests',
+  'npm run bench -w @gourmetgram/food-model': BENCH,
+  // packages/client/README.md: the HTTP vs gRPC bench (run in packages/client)
+  'npm run bench': BENCH,
+  'BENCH_ROUNDS=5 npm run bench': BENCH,
+  'BENCH_SECONDS=0.5 BENCH_ROUNDS=1 npm run bench': BENCH,
+  'BENCH_ONLY=simple/grpc npm run bench': BENCH,
+  'BENCH_JSON=out.json npm run bench': BENCH,
+  'BENCH_ONLY=food/grpcClient/8 BENCH_SECONDS=5 BENCH_ROUNDS=1 node --cpu-prof --cpu-prof-dir=/tmp/prof --import tsx bench/run.ts':
+    BENCH,
   'npm run calibrate-ood -w @gourmetgram/food-model':
     "rewrites the committed ood-calibration.json (a maintenance step after a model change; tests must not write tracked files); food-model's test/ood.test.ts runs the same calibration and checks the committed file against it",
   'MINIO_URL=minio:9000 MINIO_USER=… MINIO_PASSWORD=… TRITON_SERVER_URL=triton:8000 npm start -w @gourmetgram/web':
