@@ -2,16 +2,16 @@
  * Client and per-call options, and the optional logger.
  * @packageDocumentation
  */
+import type { QueryParams } from './query-params.js';
 import type { Transport } from './transport.js';
+
+export type { QueryParams } from './query-params.js';
 
 /** A minimal structured logger; the client is silent unless one is given. */
 export interface Logger {
   debug(message: string, data?: Record<string, unknown>): void;
   warn(message: string, data?: Record<string, unknown>): void;
 }
-
-/** Query parameters; an array repeats the key. */
-export type QueryParams = Record<string, string | number | boolean | readonly (string | number | boolean)[]>;
 
 /** Options every call accepts. */
 export interface CallOptions {

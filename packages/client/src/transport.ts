@@ -22,7 +22,7 @@ import type {
   TraceSettingsUpdate,
 } from './api-types.js';
 import type { TransportKind } from './errors.js';
-import type { QueryParams } from './options.js';
+import type { QueryParams } from './query-params.js';
 import type { DecodedInferResponse } from './protocol/infer-response.js';
 
 /** Per-call context handed to a transport. */

@@ -25,7 +25,7 @@ import {
   invalidArgument,
   protocolFailure,
 } from '../errors.js';
-import type { QueryParams } from '../options.js';
+import type { QueryParams } from '../query-params.js';
 import { parseRetryAfter } from '../retry.js';
 import { compressBody, decompressBody } from '../protocol/compression.js';
 import { encodeInferRequest, encodeRawBinaryRequest } from '../protocol/infer-request.js';
