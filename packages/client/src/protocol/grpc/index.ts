@@ -13,6 +13,7 @@ export * from './service.js';
 export * from './parameters.js';
 export * from './contents.js';
 export * from './infer-request.js';
+export * from './infer-request-encoder.js';
 export * from './infer-response.js';
 export * from './proto-dir.js';
 export {

@@ -6,9 +6,16 @@
  */
 import type { DescMessage, MessageShape } from '@bufbuild/protobuf';
 import type { GenService, GenServiceMethods } from '@bufbuild/protobuf/codegenv2';
-import { serializersFor, type Deserialize, type MessageInput, type Serialize } from './codec.js';
-import { GRPCInferenceService } from './gen/grpc_service_pb.js';
+import {
+  serializersFor,
+  type Deserialize,
+  type MessageInput,
+  type MessageSerializers,
+  type Serialize,
+} from './codec.js';
+import { GRPCInferenceService, ModelInferRequestSchema } from './gen/grpc_service_pb.js';
 import { Health } from './gen/health_pb.js';
+import { modelInferRequestSerializers } from './infer-request-encoder.js';
 
 /**
  * One method, as @grpc/grpc-js's `MethodDefinition`. Serializers accept a message or its plain
@@ -35,11 +42,21 @@ export type GrpcServiceDefinition<M extends GenServiceMethods> = {
   readonly [K in keyof M & string as Capitalize<K>]: GrpcMethodDefinition<M[K]['input'], M[K]['output']>;
 };
 
+/**
+ * The serializers of a message type: `ModelInferRequest`'s copy each raw input once
+ * ({@link modelInferRequestSerializers}), the others are protobuf-es's.
+ */
+function serializersOf(schema: DescMessage): MessageSerializers<DescMessage> {
+  return schema.typeName === ModelInferRequestSchema.typeName
+    ? modelInferRequestSerializers
+    : serializersFor(schema);
+}
+
 function definitionOf<M extends GenServiceMethods>(service: GenService<M>): GrpcServiceDefinition<M> {
   const out: Record<string, GrpcMethodDefinition<DescMessage, DescMessage>> = {};
   for (const method of service.methods) {
-    const request = serializersFor(method.input);
-    const response = serializersFor(method.output);
+    const request = serializersOf(method.input);
+    const response = serializersOf(method.output);
     out[method.name] = {
       path: `/${service.typeName}/${method.name}`,
       requestStream: method.methodKind === 'client_streaming' || method.methodKind === 'bidi_streaming',
