@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 
 import type { InferenceServer } from '../core/server.js';
 import { DEFAULT_MAX_INPUT_SIZE } from './body.js';
-import { createRequestListener, type InFlightTracker } from './handlers.js';
+import { createRequestListener, type InFlightTracker } from './listener.js';
 import { OffThreadJsonDecoder } from './json-decoder.js';
 import type { Restrictions } from './restricted-api.js';
 import { DEFAULT_MAX_INFLIGHT_BODY_BYTES, MemoryBudget } from './memory-budget.js';

@@ -1,0 +1,189 @@
+/**
+ * The `request` listener of the HTTP server: routing (404/405), the restricted-API check, reading
+ * the body within its limits and the in-flight body budget, cancellation when the client goes away,
+ * one log line per request, sending the reply, and the answer-first drain of over-limit bodies.
+ * The endpoints ({@link handleRoute}) turn a routed request into a reply.
+ * @packageDocumentation
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+import { INFERENCE_HEADER_CONTENT_LENGTH } from '@tritonserver-ts/client/protocol';
+
+import type { InferenceServer } from '../core/server.js';
+import { readBody } from './body.js';
+import { handleRoute } from './endpoints.js';
+import { errorReply, json, type HttpFrontEndOptions, type HttpReply } from './reply.js';
+import { missingRestrictionHeader } from './restricted-api.js';
+import { allowedMethods, matchRoute } from './router.js';
+import { HttpRequestTrace } from './trace.js';
+
+/** Where the binary tail of an uncompressed infer body starts (to align it), if known. */
+function alignmentOf(req: IncomingMessage): number | undefined {
+  if (req.headers['content-encoding'] !== undefined) return undefined;
+  const value = req.headers[INFERENCE_HEADER_CONTENT_LENGTH];
+  if (typeof value !== 'string' || !/^\d{1,10}$/.test(value)) return undefined;
+  return Number(value);
+}
+
+/** Counts requests in flight so shutdown can wait for them. */
+export interface InFlightTracker {
+  readonly count: number;
+  /** Resolves when no request is in flight. */
+  idle(): Promise<void>;
+}
+
+/** Creates the `request` listener of the HTTP server. */
+export function createRequestListener(
+  core: InferenceServer,
+  options: HttpFrontEndOptions,
+): { listener: (req: IncomingMessage, res: ServerResponse) => void; inFlight: InFlightTracker } {
+  let count = 0;
+  let waiters: (() => void)[] = [];
+  const inFlight: InFlightTracker = {
+    get count() {
+      return count;
+    },
+    idle() {
+      return count === 0 ? Promise.resolve() : new Promise((resolve) => waiters.push(resolve));
+    },
+  };
+  const done = (): void => {
+    count--;
+    if (count === 0) {
+      const w = waiters;
+      waiters = [];
+      for (const f of w) f();
+    }
+  };
+
+  const listener = (req: IncomingMessage, res: ServerResponse): void => {
+    const receivedAt = process.hrtime.bigint();
+    const httpTrace = new HttpRequestTrace(res, receivedAt);
+    count++;
+    const controller = new AbortController();
+    const reservation = options.bodyBudget?.open();
+    // The reservation is returned when the handler settles (below), not on close: a request whose
+    // client is gone still holds its body until its inference ends.
+    res.once('close', () => {
+      if (!res.writableFinished) controller.abort();
+    });
+    const path = (req.url ?? '/').split('?')[0] as string;
+    let bytesIn = 0;
+    void (async (): Promise<HttpReply> => {
+      const route = matchRoute(path);
+      if (route === undefined) return json(404, { error: 'Not Found' });
+      // As Triton's handlers: the restriction is checked before the method.
+      if (options.restrictions !== undefined) {
+        const missing = missingRestrictionHeader(options.restrictions, route, (n) => req.headers[n]);
+        if (missing !== undefined)
+          return json(403, { error: `This API is restricted, expecting header '${missing}'` });
+      }
+      if (!allowedMethods(route).includes(req.method ?? ''))
+        return json(405, { error: 'Method Not Allowed' });
+      try {
+        const body =
+          req.method === 'POST'
+            ? await readBody(req, options.maxInputSize, alignmentOf(req), reservation)
+            : Buffer.alloc(0);
+        bytesIn = body.byteLength;
+        httpTrace.bodyRead();
+        return await handleRoute(core, route, {
+          req,
+          body,
+          options,
+          signal: controller.signal,
+          receivedAt,
+          ...(reservation !== undefined ? { reservation } : {}),
+          httpTrace,
+        });
+      } catch (error) {
+        return errorReply(error);
+      }
+    })()
+      .then((reply) => {
+        // The body has been turned into the reply: its bytes leave the in-flight budget.
+        reservation?.release();
+        httpTrace.sending();
+        send(req, res, reply, options);
+        if (core.logger.isVerbose(1)) {
+          core.logger.verbose(
+            1,
+            JSON.stringify({
+              method: req.method,
+              path,
+              status: reply.status,
+              ms: Number(process.hrtime.bigint() - receivedAt) / 1e6,
+              bytes_in: bytesIn,
+              bytes_out: reply.body === undefined ? 0 : Buffer.byteLength(reply.body),
+            }),
+          );
+        }
+      })
+      .catch((error: unknown) => {
+        core.logger.error(`HTTP handler failed: ${String(error)}`);
+        if (!res.headersSent) send(req, res, errorReply(error), options);
+        else res.destroy();
+      })
+      .finally(() => {
+        reservation?.release();
+        done();
+      });
+  };
+  return { listener, inFlight };
+}
+
+/** How much of an unread over-limit body is read and discarded before the connection is closed. */
+const DRAIN_MAX_BYTES = 64 * 1024 * 1024;
+const DRAIN_MAX_MS = 10_000;
+
+function send(
+  req: IncomingMessage,
+  res: ServerResponse,
+  reply: HttpReply,
+  options: HttpFrontEndOptions,
+): void {
+  if (res.destroyed || res.writableEnded) return;
+  const body = reply.body ?? '';
+  const headers: Record<string, string | number> = {
+    ...reply.headers,
+    'Content-Length': Buffer.byteLength(body),
+  };
+  res.writeHead(reply.status, headers);
+  if (options.responseWriter !== undefined) options.responseWriter.write(req.socket, res, body);
+  else res.end(body);
+  if (!req.complete) {
+    if (headers.Connection === 'close') res.once('finish', () => req.destroy());
+    else drainAfterAnswer(req, res);
+  }
+}
+
+/**
+ * A body we refused to read (over a limit) arrives after our answer: the answer goes first, then
+ * the rest of the body is read and discarded, so a client that uploads before it reads still gets
+ * the answer instead of a reset. Past DRAIN_MAX_BYTES or DRAIN_MAX_MS the connection is closed.
+ */
+function drainAfterAnswer(req: IncomingMessage, res: ServerResponse): void {
+  const socket = req.socket;
+  let drained = 0;
+  const stop = (): void => {
+    clearTimeout(timer);
+    req.off('data', onData);
+  };
+  const onData = (chunk: Buffer): void => {
+    drained += chunk.byteLength;
+    if (drained > DRAIN_MAX_BYTES) {
+      stop();
+      socket.destroy();
+    }
+  };
+  const timer = setTimeout(() => {
+    stop();
+    socket.destroy();
+  }, DRAIN_MAX_MS).unref();
+  req.on('data', onData);
+  req.once('end', stop);
+  res.once('close', () => {
+    if (!req.complete) stop();
+  });
+  req.resume();
+}

@@ -1,0 +1,66 @@
+/**
+ * What an HTTP endpoint answers, the front end's options, and the JSON, empty and error replies
+ * shared by the request listener, the endpoints and the infer adapter.
+ * @packageDocumentation
+ */
+import { stringifyJson } from '@tritonserver-ts/client/protocol';
+
+import { toServerError } from '../core/errors.js';
+import { TooManyChunksError, UnsupportedEncodingError } from './body.js';
+import { BODY_BUDGET_RETRY_AFTER_SECS, BodyBudgetExceededError, type MemoryBudget } from './memory-budget.js';
+import type { OffThreadJsonDecoder } from './json-decoder.js';
+import type { ResponseWriter } from './response-writer.js';
+import type { Restrictions } from './restricted-api.js';
+
+/** What a handler answers. */
+export interface HttpReply {
+  readonly status: number;
+  readonly headers?: Readonly<Record<string, string | number>>;
+  /** Absent = empty body. */
+  readonly body?: Uint8Array | string;
+}
+
+/** Options of the HTTP front end. */
+export interface HttpFrontEndOptions {
+  /** Largest accepted request body in bytes (also the largest decompressed body). */
+  readonly maxInputSize: number;
+  /** Request bodies (and their decompressed form) in flight across all connections; none = unbounded. */
+  readonly bodyBudget?: MemoryBudget;
+  /** Writes response bodies with backpressure, the send timeout and the per-connection output cap. */
+  readonly responseWriter?: ResponseWriter;
+  /** `--http-restricted-api`: categories that require a header. */
+  readonly restrictions?: Restrictions;
+  /** Decodes large JSON infer bodies off the event loop (else every body is decoded inline). */
+  readonly jsonDecoder?: OffThreadJsonDecoder;
+}
+
+const JSON_TYPE = 'application/json';
+
+/** A JSON reply; a string value is sent as it is (already JSON text). */
+export function json(status: number, value: unknown): HttpReply {
+  return {
+    status,
+    headers: { 'Content-Type': JSON_TYPE },
+    body: typeof value === 'string' ? value : stringifyJson(value),
+  };
+}
+
+/** A reply without a body. */
+export function empty(status = 200): HttpReply {
+  return { status };
+}
+
+/** `{"error": message}` with the status Triton uses for the error kind. */
+export function errorReply(error: unknown): HttpReply {
+  const e = toServerError(error);
+  const headers: Record<string, string> = { 'Content-Type': JSON_TYPE };
+  let status = e.httpStatus;
+  if (e instanceof UnsupportedEncodingError) {
+    status = 415;
+    headers['Accept-Encoding'] = 'gzip, deflate';
+  }
+  if (e instanceof BodyBudgetExceededError) headers['Retry-After'] = String(BODY_BUDGET_RETRY_AFTER_SECS);
+  // As Triton: keep-alive is cleared and the rest of the body is not read.
+  if (e instanceof TooManyChunksError) headers.Connection = 'close';
+  return { status, headers, body: JSON.stringify({ error: e.message }) };
+}
