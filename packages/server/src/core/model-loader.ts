@@ -1,0 +1,260 @@
+/**
+ * The model loader: loads a model from its repository entry (with a config override and `file:`
+ * contents), creating each version's instances, warmup and scheduler; reloads keep READY versions
+ * serving until their replacement is ready; unloads drain and dispose. It changes the
+ * {@link ModelRegistry}'s records and reports failures with Triton's messages.
+ * @packageDocumentation
+ */
+import { join } from 'node:path';
+
+import type {
+  ModelDefinition,
+  ModelResolution,
+  RepositoryEntry,
+  ResolveModelOptions,
+} from '../repository/types.js';
+import { ModelRepositoryError } from '../repository/errors.js';
+import { ignoredFeatures } from '../repository/ignored-features.js';
+import type { CreateInstancesOptions } from '../runtime/backends.js';
+import { BackendError } from '../runtime/errors.js';
+import type { ModelInstance } from '../runtime/types.js';
+import type { SchedulerFactory } from '../scheduler/types.js';
+import type { StatisticsRegistry } from '../statistics/registry.js';
+import { ServerError, internal } from './errors.js';
+import type { Logger } from './logging.js';
+import {
+  DUPLICATE_REASON,
+  type ModelRecord,
+  type ModelRegistry,
+  type VersionRecord,
+} from './model-registry.js';
+import { treeSignature } from './repository-watcher.js';
+
+/** The repository and runtime functions the manager drives (injectable for tests). */
+export interface ModelServices {
+  listModels(repositories: readonly string[]): Promise<RepositoryEntry[]>;
+  resolve(entry: RepositoryEntry, options: ResolveModelOptions): Promise<ModelResolution>;
+  createInstances(
+    model: ModelDefinition,
+    version: number,
+    options: CreateInstancesOptions,
+  ): Promise<ModelInstance[]>;
+  createScheduler: SchedulerFactory;
+  /** Runs `model_warmup` on new instances before the version is READY (optional). */
+  warmup?: (model: ModelDefinition, instances: readonly ModelInstance[]) => Promise<unknown>;
+}
+
+/** A load's override: `config` (JSON text or object) and `file:` contents (which need `config`). */
+export interface LoadOverride {
+  readonly config?: string | object;
+  readonly files?: ReadonlyMap<string, Uint8Array>;
+}
+
+/** Options of {@link ModelLoader}. */
+export interface ModelLoaderOptions {
+  readonly repositories: readonly string[];
+  /** Options passed to every resolve (model config name, GPU fallback, auto-complete, …). */
+  readonly resolveOptions?: ResolveModelOptions;
+  readonly instanceOptions?: CreateInstancesOptions;
+  readonly services: ModelServices;
+  readonly logger: Logger;
+  /** Where schedulers record each version's statistics. */
+  readonly statistics?: StatisticsRegistry;
+}
+
+/** True for a malformed `file:` / `config` load override (Triton reports these as a failed poll). */
+function isOverrideError(error: unknown): boolean {
+  return error instanceof ModelRepositoryError && error.code === 'INVALID_LOAD_OVERRIDE';
+}
+
+/**
+ * Whether a load failure is this server's capability gap (a backend or platform it cannot run, such
+ * as python or tensorrt) rather than a broken model. Such models are listed UNAVAILABLE but are not
+ * startup errors and do not hold back strict readiness (see README, "Differences").
+ */
+export function isUnsupportedBackend(error: unknown): boolean {
+  if (error instanceof BackendError) return error.code === 'BACKEND_UNAVAILABLE';
+  // Schedulers refuse what this server cannot do (sequence batching, ensembles) with UNSUPPORTED.
+  if (error instanceof ServerError) return error.kind === 'UNSUPPORTED';
+  return error instanceof Error && / is not supported by tritonserver-ts\b/.test(error.message);
+}
+
+/** Loads and unloads models into a {@link ModelRegistry}. Callers run one operation at a time. */
+export class ModelLoader {
+  readonly #opts: ModelLoaderOptions;
+  readonly #registry: ModelRegistry;
+
+  constructor(options: ModelLoaderOptions, registry: ModelRegistry) {
+    this.#opts = options;
+    this.#registry = registry;
+  }
+
+  /**
+   * Loads (or reloads) `name` from its repository entries (`undefined` = not found; with `file:`
+   * contents the model is created in the first repository).
+   * @throws ServerError (INTERNAL) with Triton's `failed to load '<name>', …` message.
+   */
+  async load(
+    name: string,
+    group: readonly RepositoryEntry[] | undefined,
+    override: LoadOverride,
+  ): Promise<void> {
+    const record = this.#registry.getOrCreate(name);
+    record.wanted = true;
+    const hasFiles = override.files !== undefined && override.files.size > 0;
+    if (group !== undefined && group.length > 1) {
+      record.failure = DUPLICATE_REASON;
+      await this.retireAll(record, DUPLICATE_REASON);
+      throw internal(`failed to load '${name}', ${DUPLICATE_REASON}`);
+    }
+    const entry: RepositoryEntry | undefined =
+      group?.[0] ??
+      (hasFiles
+        ? {
+            name,
+            directory: join(this.#opts.repositories[0] ?? '.', name),
+            repository: this.#opts.repositories[0] ?? '.',
+          }
+        : undefined);
+    if (entry === undefined) {
+      if (record.versions.size === 0 && record.definition === undefined) this.#registry.delete(name);
+      throw internal(`failed to load '${name}', failed to poll from model repository`);
+    }
+    const signature = await treeSignature(entry.directory);
+    const resolveOptions: ResolveModelOptions = {
+      ...this.#opts.resolveOptions,
+      ...(override.config !== undefined ? { configOverride: override.config } : {}),
+      ...(hasFiles && override.files !== undefined ? { files: override.files } : {}),
+    };
+    const resolution = await this.#opts.services.resolve(entry, resolveOptions);
+    record.unsupported = !resolution.ok && isUnsupportedBackend(resolution.error);
+    if (!resolution.ok) {
+      record.signature = signature;
+      if (![...record.versions.values()].some((v) => v.state === 'READY')) record.failure = resolution.reason;
+      if (isOverrideError(resolution.error)) {
+        // As Triton: a bad `file:` override fails while "polling" it; the detail goes to the log only.
+        this.#opts.logger.error(`failed to load '${name}': ${resolution.reason}`);
+        throw internal(`failed to load '${name}', failed to poll from model repository`, resolution.error);
+      }
+      throw internal(`failed to load '${name}', ${resolution.reason}`, resolution.error);
+    }
+    const definition = resolution.model;
+    for (const warning of ignoredFeatures(definition.config)) this.#opts.logger.warn(warning);
+    record.failure = undefined;
+    record.signature = signature;
+
+    // Mark new versions LOADING (versions already READY keep serving until their replacement is ready).
+    for (const v of definition.versions) {
+      const current = record.versions.get(v.version);
+      if (current === undefined || current.state !== 'READY') {
+        record.versions.set(v.version, { version: v.version, state: 'LOADING', reason: '' });
+      }
+    }
+    const created = await Promise.all(
+      definition.versions.map((v) => this.#createVersion(definition, v.version)),
+    );
+
+    const previous = record.versions;
+    const previousDefinition = record.definition;
+    const next = new Map<number, VersionRecord>();
+    for (const rec of created) next.set(rec.version, rec);
+    for (const [v, old] of previous) {
+      if (!next.has(v)) next.set(v, { version: v, state: 'UNAVAILABLE', reason: 'unloaded' });
+      else if (old.state === 'READY' && next.get(v)?.state !== 'READY') {
+        // The reload of this version failed: keep serving the old one, as Triton does.
+        next.set(v, old);
+        continue;
+      }
+    }
+    record.versions = next;
+    record.definition = definition;
+    // Retire the replaced versions in the background of this operation (drain, then dispose).
+    const retired = [...previous.values()].filter(
+      (old) => next.get(old.version) !== old && old.scheduler !== undefined,
+    );
+    await Promise.all(retired.map((old) => this.#dispose(old)));
+    for (const [v, rec] of next) {
+      if (rec.state !== 'READY') this.#opts.statistics?.delete(name, String(v));
+    }
+    if (previousDefinition !== undefined && previousDefinition !== definition) {
+      await previousDefinition.cleanup().catch(() => undefined);
+    }
+
+    const failed = created.filter((c) => c.state !== 'READY');
+    record.unsupported = failed.length > 0 && failed.every((f) => f.unsupported === true);
+    if (failed.length === created.length && ![...next.values()].some((v) => v.state === 'READY')) {
+      // Nothing serves from this definition: remove its private override files now.
+      await definition.cleanup().catch(() => undefined);
+    }
+    if (failed.length > 0) {
+      const detail = failed
+        .map((f) => `version ${f.version} is at UNAVAILABLE state: ${f.reason}`)
+        .join('; ');
+      throw internal(`failed to load '${name}', ${detail}`);
+    }
+  }
+
+  /** Unloads `name` (a model never seen is a no-op): every version UNAVAILABLE, reason `unloaded`. */
+  async unload(name: string): Promise<void> {
+    const record = this.#registry.get(name);
+    if (record === undefined) return;
+    record.wanted = false;
+    record.failure = undefined;
+    record.signature = undefined;
+    await this.retireAll(record, 'unloaded');
+  }
+
+  /**
+   * Drains and disposes every live version of `record`, marks every version UNAVAILABLE with
+   * `reason`, drops its statistics and cleans up its definition.
+   */
+  async retireAll(record: ModelRecord, reason: string): Promise<void> {
+    const live = [...record.versions.values()].filter((v) => v.scheduler !== undefined);
+    for (const v of live) v.state = 'UNLOADING';
+    await Promise.all(live.map((v) => this.#dispose(v)));
+    for (const v of record.versions.values()) {
+      v.state = 'UNAVAILABLE';
+      v.reason = reason;
+    }
+    this.#opts.statistics?.delete(record.name);
+    if (record.definition !== undefined) {
+      await record.definition.cleanup().catch(() => undefined);
+      record.definition = undefined;
+    }
+  }
+
+  async #createVersion(definition: ModelDefinition, version: number): Promise<VersionRecord> {
+    let instances: ModelInstance[] = [];
+    try {
+      instances = await this.#opts.services.createInstances(
+        definition,
+        version,
+        this.#opts.instanceOptions ?? {},
+      );
+      // `model_warmup` runs on every new instance before the version is READY; a failure fails the load.
+      if (definition.config.model_warmup.length > 0)
+        await this.#opts.services.warmup?.(definition, instances);
+      const scheduler = this.#opts.services.createScheduler({
+        modelName: definition.name,
+        modelVersion: String(version),
+        config: definition.config,
+        instances,
+        ...(this.#opts.statistics !== undefined
+          ? { statistics: this.#opts.statistics.get(definition.name, String(version)) }
+          : {}),
+      });
+      return { version, state: 'READY', reason: '', definition, scheduler, instances };
+    } catch (error) {
+      await Promise.all(instances.map((i) => i.dispose().catch(() => undefined)));
+      const reason = error instanceof Error ? error.message : String(error);
+      return { version, state: 'UNAVAILABLE', reason, unsupported: isUnsupportedBackend(error) };
+    }
+  }
+
+  async #dispose(rec: VersionRecord): Promise<void> {
+    if (rec.scheduler !== undefined) await rec.scheduler.drain().catch(() => undefined);
+    await Promise.all((rec.instances ?? []).map((i) => i.dispose().catch(() => undefined)));
+    rec.scheduler = undefined;
+    rec.instances = undefined;
+  }
+}
