@@ -1,42 +1,26 @@
 /**
- * The backend registry: which backends tritonserver-ts can run, and the instance factory the
- * scheduler builds instance groups on.
+ * Model loading's entry to the runtime: `createInstances`, the instance factory the scheduler builds
+ * instance groups on, which takes each instance from the backend registry (`registry.ts`,
+ * `builtin-backends.ts`); also re-exports the registry and which backends tritonserver-ts can run.
  * @packageDocumentation
  */
-import type { GpuFallback, ModelDefinition } from '../repository/types.js';
+import type { ModelDefinition } from '../repository/types.js';
+import { builtinBackends } from './builtin-backends.js';
 import { BackendError } from './errors.js';
-import { createIdentityInstance } from './identity-backend.js';
-import { createOnnxInstance, type OnnxInstanceSpec } from './onnxruntime-backend.js';
+import { backendKey, type CreateInstancesOptions } from './registry.js';
 import { checkBackend } from './support.js';
-import type { ModelInstance } from './types.js';
+import type { RuntimeModelInstance } from './types.js';
 
 export { SUPPORTED_BACKENDS, checkBackend, type BackendSupport, type SupportedBackend } from './support.js';
-
-/** Options for {@link createInstances}. */
-export interface CreateInstancesOptions {
-  /** See {@link GpuFallback}. Default `'error'`. */
-  readonly gpuFallback?: GpuFallback;
-  /** ORT intra-op threads when the config has no `intra_op_thread_count` parameter. Default 1. */
-  readonly defaultIntraOpThreads?: number;
-  /** ORT inter-op threads when the config has no `inter_op_thread_count` parameter. Default 1. */
-  readonly defaultInterOpThreads?: number;
-  /**
-   * Creates one onnxruntime instance from its spec. Default: {@link createOnnxInstance} (a session on
-   * the calling thread). The scheduler's `createWorkerInstances` passes a factory that hosts the
-   * session in a worker thread.
-   */
-  readonly createOnnxInstance?: (spec: OnnxInstanceSpec) => Promise<RuntimeModelInstance>;
-}
-
-/** A model instance created by this runtime (adds its group and index to {@link ModelInstance}). */
-export interface RuntimeModelInstance extends ModelInstance {
-  /** The instance group's name. */
-  readonly groupName: string;
-  /** Index of the instance within its group. */
-  readonly index: number;
-  /** The model version this instance runs. */
-  readonly version: number;
-}
+export type { RuntimeModelInstance } from './types.js';
+export {
+  BackendRegistry,
+  backendKey,
+  type BackendFactory,
+  type BackendInstanceSpec,
+  type CreateInstancesOptions,
+} from './registry.js';
+export { builtinBackends, registerBuiltinBackends } from './builtin-backends.js';
 
 /**
  * Creates every instance of one model version: for each `instance_group`, `count` instances of its
@@ -47,6 +31,9 @@ export interface RuntimeModelInstance extends ModelInstance {
  * Kinds: `KIND_CPU` and `KIND_MODEL` run on the CPU and report their kind; `KIND_GPU` groups fail
  * with `INSTANCE_CREATION_FAILED` (no GPU here, as Triton fails to load them) unless
  * `gpuFallback: 'cpu'`, which runs them on the CPU and reports `KIND_CPU`.
+ *
+ * Each instance comes from the factory registered for the model's backend in `options.backends`
+ * (default {@link builtinBackends}; see `registry.ts`).
  * @throws BackendError `BACKEND_UNAVAILABLE` | `INSTANCE_CREATION_FAILED`
  */
 export async function createInstances(
@@ -57,6 +44,14 @@ export async function createInstances(
   const config = model.config;
   const support = checkBackend(config);
   if (!support.supported) throw new BackendError('BACKEND_UNAVAILABLE', support.reason);
+  const registry = options.backends ?? builtinBackends;
+  const factory = registry.get(backendKey(config));
+  if (factory === undefined) {
+    throw new BackendError(
+      'BACKEND_UNAVAILABLE',
+      `backend '${backendKey(config)}' is not supported by tritonserver-ts (supported: ${registry.names().join(', ')})`,
+    );
+  }
   const modelVersion = model.versions.find((v) => v.version === version);
   if (modelVersion === undefined) {
     throw new BackendError(
@@ -82,22 +77,9 @@ export async function createInstances(
       // As Triton: a KIND_GPU group has `count` instances on each GPU it lists (on the CPU here).
       const perDevice = group.kind === 'KIND_GPU' ? Math.max(1, group.gpus.length) : 1;
       for (let index = 0; index < group.count * perDevice; index++) {
-        const base = { name: `${group.name}_${index}`, kind, groupName: group.name, index, version, config };
-        const instance =
-          support.backend === 'onnxruntime'
-            ? await (options.createOnnxInstance ?? createOnnxInstance)({
-                ...base,
-                modelPath: modelVersion.modelPath,
-                ...(modelVersion.displayPath === undefined ? {} : { displayPath: modelVersion.displayPath }),
-                ...(options.defaultIntraOpThreads === undefined
-                  ? {}
-                  : { defaultIntraOpThreads: options.defaultIntraOpThreads }),
-                ...(options.defaultInterOpThreads === undefined
-                  ? {}
-                  : { defaultInterOpThreads: options.defaultInterOpThreads }),
-              })
-            : await createIdentityInstance(base);
-        created.push(instance);
+        const name = `${group.name}_${index}`;
+        const spec = { name, kind, groupName: group.name, index, version, config, modelVersion };
+        created.push(await factory(spec, options));
       }
     }
   } catch (err) {

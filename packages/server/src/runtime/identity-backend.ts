@@ -14,9 +14,8 @@ import { datatypeFromModelConfig } from '@tritonserver-ts/client/protocol';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import type { ModelConfig } from '../repository/model-config.js';
-import type { RuntimeModelInstance } from './backends.js';
 import { BackendError } from './errors.js';
-import type { ExecutionResult } from './types.js';
+import type { ExecutionResult, RuntimeModelInstance } from './types.js';
 
 /** What an identity instance needs to know. */
 export interface IdentityInstanceSpec {

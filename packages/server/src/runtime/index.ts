@@ -1,8 +1,8 @@
 /**
- * The runtime: backends (onnxruntime, identity) and the model-instance factory.
+ * The runtime: backends (onnxruntime, identity), their registry and the model-instance factory.
  * @packageDocumentation
  */
-export type { ExecutionResult, ExecutionTimings, ModelInstance } from './types.js';
+export type { ExecutionResult, ExecutionTimings, ModelInstance, RuntimeModelInstance } from './types.js';
 export * from './errors.js';
 export {
   createInstances,
@@ -10,8 +10,13 @@ export {
   SUPPORTED_BACKENDS,
   type BackendSupport,
   type SupportedBackend,
+  BackendRegistry,
+  backendKey,
+  builtinBackends,
+  registerBuiltinBackends,
+  type BackendFactory,
+  type BackendInstanceSpec,
   type CreateInstancesOptions,
-  type RuntimeModelInstance,
 } from './backends.js';
 export { sessionOptionsFor } from './onnxruntime-backend.js';
 export { identityPairs } from './identity-backend.js';

@@ -21,8 +21,7 @@ import { batchInputTensor, raggedShape } from './batch-io.js';
 import { BackendError } from './errors.js';
 import { fromOrtTensor, toOrtTensor } from './ort-tensors.js';
 import { formatShape, reshapeBatched, shapeMatches } from './shapes.js';
-import type { RuntimeModelInstance } from './backends.js';
-import type { ExecutionResult } from './types.js';
+import type { ExecutionResult, RuntimeModelInstance } from './types.js';
 
 /** What an instance needs to know. */
 export interface OnnxInstanceSpec {

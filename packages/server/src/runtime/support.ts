@@ -4,7 +4,11 @@
  * @packageDocumentation
  */
 
-/** Backends this server implements. */
+/**
+ * Backends this server implements: the names registered in the runtime's built-in backend registry
+ * (`builtin-backends.ts`), listed here without loading any backend code. Add a new backend's name
+ * here too (see `registry.ts`).
+ */
 export const SUPPORTED_BACKENDS = ['onnxruntime', 'identity'] as const;
 
 /** A supported backend name. */
@@ -24,8 +28,10 @@ export function checkBackend(config: {
   readonly platform: string;
 }): BackendSupport {
   const backend = config.backend;
-  if ((SUPPORTED_BACKENDS as readonly string[]).includes(backend)) {
-    return { supported: true, backend: backend as SupportedBackend };
+  // The registry's key: the backend, or the platform for configs without one (ensembles, later).
+  const key = backend !== '' ? backend : config.platform;
+  if ((SUPPORTED_BACKENDS as readonly string[]).includes(key)) {
+    return { supported: true, backend: key as SupportedBackend };
   }
   const what =
     backend === ''

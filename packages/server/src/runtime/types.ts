@@ -41,3 +41,13 @@ export interface ModelInstance {
   /** Frees the instance's resources. Called once, after its last execution. */
   dispose(): Promise<void>;
 }
+
+/** A model instance created by this runtime (adds its group and index to {@link ModelInstance}). */
+export interface RuntimeModelInstance extends ModelInstance {
+  /** The instance group's name. */
+  readonly groupName: string;
+  /** Index of the instance within its group. */
+  readonly index: number;
+  /** The model version this instance runs. */
+  readonly version: number;
+}
