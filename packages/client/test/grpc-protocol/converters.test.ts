@@ -2,14 +2,11 @@
 import { describe, expect, it } from 'vitest';
 import { ProtocolError } from '../../src/protocol/errors.js';
 import {
-  ModelInferRequestSchema,
   ModelInferResponseSchema,
   create,
   decodeMessage,
-  encodeMessage,
   exactInteger,
   fromInferParameter,
-  fromModelInferRequest,
   fromModelInferResponse,
   toInferParameter,
   toModelInferRequest,
@@ -127,119 +124,5 @@ describe('client side', () => {
   });
 });
 
-describe('server side', () => {
-  const raw = (values: number[]): Uint8Array => new Uint8Array(new Int32Array(values).buffer);
-
-  it('refuses contents when raw_input_contents is used', () => {
-    const request = create(ModelInferRequestSchema, {
-      modelName: 'simple',
-      inputs: [
-        { name: 'A', datatype: 'INT32', shape: [1n] },
-        { name: 'B', datatype: 'INT32', shape: [1n], contents: { intContents: [1] } },
-      ],
-      rawInputContents: [raw([1])],
-    });
-    expect(protocolError(() => fromModelInferRequest(request)).message).toBe(
-      "contents field must not be specified when using raw_input_contents for 'B' for model 'simple'",
-    );
-  });
-
-  it("an input without a raw entry is refused with tritonserver's message; entries left over are ignored", () => {
-    const missing = create(ModelInferRequestSchema, {
-      modelName: 'simple',
-      inputs: [
-        { name: 'A', datatype: 'INT32', shape: [1n] },
-        { name: 'B', datatype: 'INT32', shape: [1n] },
-      ],
-      rawInputContents: [raw([1])],
-    });
-    expect(protocolError(() => fromModelInferRequest(missing)).message).toBe(
-      "unable to find data for input tensor 'B' for model 'simple' in request.",
-    );
-    const none = create(ModelInferRequestSchema, {
-      modelName: 'simple',
-      inputs: [{ name: 'A', datatype: 'INT32', shape: [1n] }],
-    });
-    expect(protocolError(() => fromModelInferRequest(none)).message).toBe(
-      "unable to find data for input tensor 'A' for model 'simple' in request.",
-    );
-    const extra = create(ModelInferRequestSchema, {
-      modelName: 'simple',
-      inputs: [{ name: 'A', datatype: 'INT32', shape: [1n] }],
-      rawInputContents: [raw([1]), raw([2])],
-    });
-    expect(fromModelInferRequest(extra).inputs[0]?.data).toEqual(new Int32Array([1]));
-  });
-
-  it('refuses contents on a shared-memory input', () => {
-    const request = create(ModelInferRequestSchema, {
-      modelName: 'simple',
-      inputs: [
-        {
-          name: 'A',
-          datatype: 'INT32',
-          shape: [1n],
-          parameters: { shared_memory_region: { parameterChoice: { case: 'stringParam', value: 'r' } } },
-          contents: { intContents: [1] },
-        },
-      ],
-    });
-    expect(protocolError(() => fromModelInferRequest(request)).message).toBe(
-      "unexpected 'content' provided when using shared memory for input tensor 'A' for model 'simple'",
-    );
-  });
-
-  it('refuses wrongly typed shared-memory and classification parameters, unknown datatypes, duplicates', () => {
-    const shm = create(ModelInferRequestSchema, {
-      inputs: [
-        {
-          name: 'A',
-          datatype: 'INT32',
-          shape: [1n],
-          parameters: { shared_memory_region: { parameterChoice: { case: 'int64Param', value: 1n } } },
-        },
-      ],
-    });
-    expect(protocolError(() => fromModelInferRequest(shm)).message).toBe(
-      "invalid value type for 'shared_memory_region' parameter for tensor 'A', expected string_param.",
-    );
-    const cls = create(ModelInferRequestSchema, {
-      outputs: [
-        {
-          name: 'Y',
-          parameters: { classification: { parameterChoice: { case: 'stringParam', value: '3' } } },
-        },
-      ],
-    });
-    expect(protocolError(() => fromModelInferRequest(cls)).message).toBe(
-      "invalid value type for 'classification' parameter, expected int64_param",
-    );
-    const unknown = create(ModelInferRequestSchema, {
-      inputs: [{ name: 'A', datatype: 'FP8', shape: [1n] }],
-    });
-    expect(protocolError(() => fromModelInferRequest(unknown)).code).toBe('UNKNOWN_DATATYPE');
-    const dup = create(ModelInferRequestSchema, { outputs: [{ name: 'Y' }, { name: 'Y' }] });
-    expect(protocolError(() => fromModelInferRequest(dup)).code).toBe('DUPLICATE_OUTPUT');
-  });
-
-  it('a raw entry that does not divide into elements is refused with the core message', () => {
-    const request = create(ModelInferRequestSchema, {
-      modelName: 'simple',
-      inputs: [{ name: 'A', datatype: 'INT32', shape: [2n] }],
-      rawInputContents: [new Uint8Array(7)],
-    });
-    expect(protocolError(() => fromModelInferRequest(request)).message).toBe(
-      "input byte size mismatch for input 'A' for model 'simple'. Expected 8, got 7",
-    );
-  });
-
-  it('raw inputs decode as views into the received message when aligned', () => {
-    const bytes = encodeMessage(ModelInferRequestSchema, {
-      modelName: 'm',
-      inputs: [{ name: 'A', datatype: 'UINT8', shape: [3n] }],
-      rawInputContents: [new Uint8Array([1, 2, 3])],
-    });
-    const decoded = fromModelInferRequest(decodeMessage(ModelInferRequestSchema, bytes));
-    expect((decoded.inputs[0]?.data as Uint8Array).buffer).toBe(bytes.buffer);
-  });
-});
+// The server-side reader of ModelInferRequest is the embedded server's: its tests are in
+// packages/server/test/grpc/infer-request.test.ts.

@@ -1,26 +1,19 @@
 /**
- * `ModelInferRequest` in both directions: {@link toModelInferRequest} (client) builds it from the
- * client's inputs and request options as Triton's Python gRPC client does;
- * {@link fromModelInferRequest} (server) reads it into the codec's decoded inputs and outputs the
- * way Triton's gRPC front end does.
+ * `ModelInferRequest`, client side: {@link toModelInferRequest} builds it from the client's inputs
+ * and request options as Triton's Python gRPC client does. The one reader of the message is the
+ * embedded server's (`packages/server/src/grpc/infer-request.ts`), which follows tritonserver's
+ * order and messages and hands the core raw bytes.
  * @packageDocumentation
  */
 import { create } from '@bufbuild/protobuf';
-import { DATATYPE_BYTE_SIZE, isDatatype, type Datatype, type TensorData } from '../datatypes.js';
 import { ProtocolError } from '../errors.js';
-import type {
-  DecodedInput,
-  DecodedRequestedOutput,
-  InferInput,
-  InferRequestOptions,
-  InferRequestedOutput,
-} from '../infer-request.js';
-import { tensorDataFromBytes, tensorDataToBytes } from '../raw.js';
+import type { InferInput, InferRequestOptions, InferRequestedOutput } from '../infer-request.js';
+import { tensorDataToBytes } from '../raw.js';
 import type { SharedMemoryRef } from '../shared.js';
 import { elementCount } from '../tensor.js';
 import { toTensorData } from '../tensor-data.js';
 import { isReservedParameter, type Parameters } from '../wire.js';
-import { fromTensorContents, toTensorContents } from './contents.js';
+import { toTensorContents } from './contents.js';
 import {
   InferParameterSchema,
   ModelInferRequestSchema,
@@ -31,7 +24,7 @@ import {
   type ModelInferRequest_InferInputTensor,
   type ModelInferRequest_InferRequestedOutputTensor,
 } from './gen/grpc_service_pb.js';
-import { fromInferParameters, toInferParameter, toInferParameters } from './parameters.js';
+import { toInferParameter, toInferParameters } from './parameters.js';
 
 /** What {@link toModelInferRequest} needs: the model and the client's inputs and request options. */
 export interface GrpcInferCall {
@@ -186,173 +179,4 @@ export function toModelInferRequest(call: GrpcInferCall): ModelInferRequest {
     outputs,
     rawInputContents: raw,
   });
-}
-
-/** An input of a decoded `ModelInferRequest` (server side). */
-export interface GrpcDecodedInput extends Omit<DecodedInput, 'source'> {
-  /** Where the data came from: `raw_input_contents`, typed `contents`, or a shared-memory region. */
-  readonly source: 'raw' | 'contents' | 'shared_memory';
-}
-
-/** A decoded `ModelInferRequest` (server side), in the codec's terms. */
-export interface GrpcDecodedInferRequest {
-  readonly kind: 'grpc';
-  readonly modelName: string;
-  /** Empty: the server's choice by version policy. */
-  readonly modelVersion: string;
-  readonly id?: string;
-  readonly parameters: Parameters;
-  readonly inputs: GrpcDecodedInput[];
-  /** Requested outputs, or `undefined` when the request lists none (every output is returned). */
-  readonly outputs: DecodedRequestedOutput[] | undefined;
-}
-
-/** Shared-memory parameters as Triton's gRPC front end reads them (region string, sizes int64). */
-function readShm(
-  parameters: Readonly<Record<string, InferParameter>>,
-  tensor: string,
-): SharedMemoryRef | undefined {
-  const invalid = (key: string, expected: string): ProtocolError =>
-    new ProtocolError(
-      'INVALID_FIELD',
-      `invalid value type for '${key}' parameter for tensor '${tensor}', expected ${expected}.`,
-    );
-  const region = parameters.shared_memory_region;
-  if (region === undefined) return undefined;
-  if (region.parameterChoice.case !== 'stringParam') throw invalid('shared_memory_region', 'string_param');
-  const integer = (key: string): number | bigint => {
-    const p = parameters[key];
-    if (p === undefined) return 0;
-    if (p.parameterChoice.case !== 'int64Param') throw invalid(key, 'int64_param');
-    const v = p.parameterChoice.value;
-    return v >= 0n && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
-  };
-  const offset = integer('shared_memory_offset');
-  const byteSize = integer('shared_memory_byte_size');
-  const name = region.parameterChoice.value;
-  return offset === 0 ? { region: name, byteSize } : { region: name, byteSize, offset };
-}
-
-function rawInputData(
-  datatype: Datatype,
-  bytes: Uint8Array,
-  name: string,
-  count: number,
-  modelName: string,
-): TensorData {
-  if (datatype === 'BYTES') return tensorDataFromBytes('BYTES', bytes, undefined, `input '${name}'`);
-  const size = DATATYPE_BYTE_SIZE[datatype];
-  if (bytes.byteLength % size !== 0) {
-    throw new ProtocolError(
-      'BINARY_SIZE_MISMATCH',
-      `input byte size mismatch for input '${name}' for model '${modelName}'. Expected ${count * size}, got ${bytes.byteLength}`,
-    );
-  }
-  return tensorDataFromBytes(datatype, bytes);
-}
-
-/**
- * Reads a `ModelInferRequest` (server side) the way Triton's gRPC front end does: shared-memory
- * parameters first; an input with `contents` while `raw_input_contents` is used is refused; typed
- * `contents` are read from the list of the input's datatype; otherwise the next
- * `raw_input_contents` entry is taken (a running index over the inputs that use raw data, so
- * entries are views into the message without a copy; an input without one is refused, entries
- * left over are ignored, as tritonserver does). What Triton checks later against the model is left to the server: the byte
- * size of raw and shared-memory data against the shape, and the regions themselves.
- * @throws ProtocolError `INVALID_FIELD`, `UNKNOWN_DATATYPE`, `BINARY_SIZE_MISMATCH`,
- *   `ELEMENT_COUNT_MISMATCH`, `DUPLICATE_OUTPUT`, `DATATYPE_NOT_JSON`.
- */
-export function fromModelInferRequest(request: ModelInferRequest): GrpcDecodedInferRequest {
-  const model = request.modelName;
-  const usesRaw = request.rawInputContents.length > 0;
-  let index = 0;
-  const names = new Set<string>();
-  const inputs = request.inputs.map((io): GrpcDecodedInput => {
-    const name = io.name;
-    if (names.has(name))
-      throw new ProtocolError('INVALID_FIELD', `input '${name}' already exists in request`);
-    names.add(name);
-    const parameters = fromInferParameters(io.parameters);
-    const sharedMemory = readShm(io.parameters, name);
-    if (!isDatatype(io.datatype)) {
-      throw new ProtocolError('UNKNOWN_DATATYPE', `invalid datatype for input ${name}`);
-    }
-    const datatype = io.datatype;
-    const shape = io.shape.map((d) => Number(d));
-    const base = { name, datatype, shape, parameters };
-    if (sharedMemory !== undefined) {
-      if (io.contents !== undefined) {
-        throw new ProtocolError(
-          'INVALID_FIELD',
-          `unexpected 'content' provided when using shared memory for input tensor '${name}' for model '${model}'`,
-        );
-      }
-      return { ...base, data: undefined, source: 'shared_memory', sharedMemory };
-    }
-    if (io.contents !== undefined) {
-      if (usesRaw) {
-        throw new ProtocolError(
-          'INVALID_FIELD',
-          `contents field must not be specified when using raw_input_contents for '${name}' for model '${model}'`,
-        );
-      }
-      const data = fromTensorContents(datatype, io.contents, undefined, `input '${name}'`);
-      return { ...base, data, source: 'contents' };
-    }
-    const bytes = request.rawInputContents[index];
-    if (bytes === undefined) {
-      throw new ProtocolError(
-        'INVALID_FIELD',
-        `unable to find data for input tensor '${name}' for model '${model}' in request.`,
-      );
-    }
-    index += 1;
-    return {
-      ...base,
-      data: rawInputData(datatype, bytes, name, elementCount(shape), model),
-      source: 'raw',
-    };
-  });
-  // As tritonserver, raw entries beyond the inputs that use raw data are ignored.
-  const seen = new Set<string>();
-  const outputs = request.outputs.map((o): DecodedRequestedOutput => {
-    if (seen.has(o.name)) {
-      throw new ProtocolError('DUPLICATE_OUTPUT', `output '${o.name}' already exists in request`);
-    }
-    seen.add(o.name);
-    const sharedMemory = readShm(o.parameters, o.name);
-    const classification = o.parameters.classification;
-    let classCount: number | undefined;
-    if (classification !== undefined) {
-      if (classification.parameterChoice.case !== 'int64Param') {
-        throw new ProtocolError(
-          'INVALID_FIELD',
-          "invalid value type for 'classification' parameter, expected int64_param",
-        );
-      }
-      const n = Number(classification.parameterChoice.value);
-      if (n !== 0) classCount = n;
-    }
-    if (classCount !== undefined && sharedMemory !== undefined) {
-      throw new ProtocolError(
-        'INVALID_FIELD',
-        "Output can't set both 'shared_memory_region' and 'classification'",
-      );
-    }
-    return {
-      name: o.name,
-      parameters: fromInferParameters(o.parameters),
-      ...(classCount !== undefined ? { classCount } : {}),
-      ...(sharedMemory !== undefined ? { sharedMemory } : {}),
-    };
-  });
-  return {
-    kind: 'grpc',
-    modelName: request.modelName,
-    modelVersion: request.modelVersion,
-    ...(request.id !== '' ? { id: request.id } : {}),
-    parameters: fromInferParameters(request.parameters),
-    inputs,
-    outputs: outputs.length > 0 ? outputs : undefined,
-  };
 }
