@@ -16,8 +16,10 @@ import { ProtocolError } from '../errors.js';
 export type MessageInput<S extends DescMessage> = MessageShape<S> | MessageInitShape<S>;
 
 /**
- * Encodes a message to protobuf binary. `bytes` fields are copied once into the result (there is no
- * other copy); fields are written in field-number order, as protobuf's reference implementations do.
+ * Encodes a message to protobuf binary with protobuf-es's `toBinary`, which copies `bytes` fields
+ * into a growing buffer and again when it finishes (for large `ModelInferRequest`s use
+ * `encodeModelInferRequest`, which copies each raw input once); fields are written in field-number
+ * order, as protobuf's reference implementations do.
  */
 export function encodeMessage<S extends DescMessage>(schema: S, message: MessageInput<S>): Uint8Array {
   return toBinary(schema, create(schema, message));
