@@ -53,6 +53,17 @@ afterAll(async () => {
   await rm(repository, { recursive: true, force: true });
 });
 
+/** The median time of three `JSON.parse` runs of `body` in this process. */
+function medianParseMs(body: Buffer): number {
+  const runs: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const t = performance.now();
+    JSON.parse(body.toString('utf8'));
+    runs.push(performance.now() - t);
+  }
+  return runs.sort((a, b) => a - b)[1] ?? 0;
+}
+
 /** A JSON identity request of `n` FP32 values (about 9 bytes of JSON text each), binary output. */
 function jsonBody(n: number): string {
   const data = Array.from({ length: n }, (_, i) => (i % 1000) / 8 + 0.125);
@@ -86,10 +97,20 @@ describe('large JSON bodies', () => {
     for (const a of answers) expect(a.status, a.text.slice(0, 200)).toBe(200);
     latencies.sort((a, b) => a - b);
     const worst = latencies.at(-1) ?? 0;
-    // Measured: about 80 ms at worst (reading and copying the bodies); decoded inline, 690 ms.
-    console.log(`worst health latency ${worst.toFixed(1)} ms over ${latencies.length} probes`);
+    // The floor, measured in the same run on the same (shared, noisy) machine: one plain JSON.parse
+    // of such a body. Decoding a body on the event loop costs at least that (the codec parses and then
+    // converts), so a stall from inline decoding is at least this long; reading and copying the bodies
+    // (what the event loop still does) costs a fraction of it. Measured idle: about 80 ms at worst
+    // off-thread, 690 ms when decoded inline.
+    const parseMs = medianParseMs(body);
+    const limit = Math.max(250, 0.75 * parseMs);
+    console.log(
+      `worst health latency ${worst.toFixed(1)} ms over ${latencies.length} probes; one JSON.parse of the body ${parseMs.toFixed(0)} ms; limit ${limit.toFixed(0)} ms`,
+    );
     expect(latencies.length).toBeGreaterThan(10);
-    expect(worst, `health latencies (ms): ${latencies.map((l) => l.toFixed(0)).join(',')}`).toBeLessThan(250);
+    expect(worst, `health latencies (ms): ${latencies.map((l) => l.toFixed(0)).join(',')}`).toBeLessThan(
+      limit,
+    );
   }, 60_000);
 
   it('decodes values and refuses bad data exactly as the inline path does', async () => {
