@@ -21,6 +21,7 @@ import type { ModelInstance } from '../runtime/types.js';
 import type { SchedulerFactory } from '../scheduler/types.js';
 import type { StatisticsRegistry } from '../statistics/registry.js';
 import { ServerError, internal } from './errors.js';
+import type { InferenceHost } from './inference-host.js';
 import type { Logger } from './logging.js';
 import {
   DUPLICATE_REASON,
@@ -60,6 +61,8 @@ export interface ModelLoaderOptions {
   readonly logger: Logger;
   /** Where schedulers record each version's statistics. */
   readonly statistics?: StatisticsRegistry;
+  /** The server the models run in, handed to backends (Python BLS) and schedulers (ensembles). */
+  readonly inferenceHost?: InferenceHost;
 }
 
 /** True for a malformed `file:` / `config` load override (Triton reports these as a failed poll). */
@@ -226,11 +229,10 @@ export class ModelLoader {
   async #createVersion(definition: ModelDefinition, version: number): Promise<VersionRecord> {
     let instances: ModelInstance[] = [];
     try {
-      instances = await this.#opts.services.createInstances(
-        definition,
-        version,
-        this.#opts.instanceOptions ?? {},
-      );
+      instances = await this.#opts.services.createInstances(definition, version, {
+        ...this.#opts.instanceOptions,
+        ...(this.#opts.inferenceHost !== undefined ? { inferenceHost: this.#opts.inferenceHost } : {}),
+      });
       // `model_warmup` runs on every new instance before the version is READY; a failure fails the load.
       if (definition.config.model_warmup.length > 0)
         await this.#opts.services.warmup?.(definition, instances);
@@ -239,6 +241,7 @@ export class ModelLoader {
         modelVersion: String(version),
         config: definition.config,
         instances,
+        ...(this.#opts.inferenceHost !== undefined ? { inferenceHost: this.#opts.inferenceHost } : {}),
         ...(this.#opts.statistics !== undefined
           ? { statistics: this.#opts.statistics.get(definition.name, String(version)) }
           : {}),

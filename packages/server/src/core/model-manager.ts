@@ -10,6 +10,7 @@ import { invalidModelNameMessage, isValidModelName } from '../repository/model-n
 import type { CreateInstancesOptions } from '../runtime/backends.js';
 import type { StatisticsRegistry } from '../statistics/registry.js';
 import { invalidArg, unavailable } from './errors.js';
+import type { InferenceHost } from './inference-host.js';
 import type { Logger } from './logging.js';
 import { ModelLoader, type LoadOverride, type ModelServices } from './model-loader.js';
 import { ModelRegistry, groupEntries, type ServingVersion } from './model-registry.js';
@@ -34,6 +35,8 @@ export interface ModelManagerOptions {
   readonly logger: Logger;
   /** Where schedulers record each version's statistics. */
   readonly statistics?: StatisticsRegistry;
+  /** The server the models run in (see `inference-host.ts`). */
+  readonly inferenceHost?: InferenceHost;
 }
 
 /** Result of the startup load. */

@@ -145,6 +145,7 @@ export class InferenceServer {
       services,
       logger: this.logger,
       statistics: this.statistics,
+      inferenceHost: { infer: (request) => this.infer(request) },
     });
   }
 

@@ -18,6 +18,7 @@
  * an ensemble, whose config has `platform: "ensemble"` and no backend, registers as `ensemble`.
  * @packageDocumentation
  */
+import type { InferenceHost } from '../core/inference-host.js';
 import type { GpuFallback, ModelVersion } from '../repository/types.js';
 import type { ModelConfig } from '../repository/model-config.js';
 import type { OnnxInstanceSpec } from './onnxruntime-backend.js';
@@ -39,6 +40,8 @@ export interface CreateInstancesOptions {
   readonly createOnnxInstance?: (spec: OnnxInstanceSpec) => Promise<RuntimeModelInstance>;
   /** The backends to create instances with. Default: the built-in registry (`builtinBackends`). */
   readonly backends?: BackendRegistry;
+  /** The server hosting the instance, for backends that call other models (Python BLS). */
+  readonly inferenceHost?: InferenceHost;
 }
 
 /** What a backend factory gets for one instance. */

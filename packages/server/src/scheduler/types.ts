@@ -19,6 +19,7 @@
  */
 import type { Tensor } from '@tritonserver-ts/client/protocol';
 
+import type { InferenceHost } from '../core/inference-host.js';
 import type { ModelConfig } from '../repository/model-config.js';
 import type { ModelInstance } from '../runtime/types.js';
 import type { ModelStatistics } from '../statistics/model-statistics.js';
@@ -72,4 +73,6 @@ export type SchedulerFactory = (options: {
   readonly instances: readonly ModelInstance[];
   /** Where the scheduler records this version's statistics (see statistics/StatisticsRegistry). */
   readonly statistics?: ModelStatistics;
+  /** The server hosting the model, for schedulers that run other models (ensembles). */
+  readonly inferenceHost?: InferenceHost;
 }) => Scheduler;
