@@ -12,8 +12,8 @@ import { createScheduler } from '../scheduler/create-scheduler.js';
 import { runWarmup } from '../scheduler/warmup.js';
 import { createWorkerInstances } from '../scheduler/worker-instances.js';
 import type { SchedulerFactory } from '../scheduler/types.js';
-import { renderStatisticsJson } from '../statistics/json.js';
 import { StatisticsRegistry } from '../statistics/registry.js';
+import { toStatisticsReport, type ModelStatisticsReport } from '../statistics/report.js';
 import { invalidArg } from './errors.js';
 import { prepareRequest, runPrepared } from './infer.js';
 import { Logger, type LogSettings } from './logging.js';
@@ -235,17 +235,18 @@ export class InferenceServer {
   }
 
   /**
-   * `GET v2/models[/{m}[/versions/{v}]]/stats` as its exact JSON text (64-bit counters kept exact).
-   * An unknown model or version gets the same errors as inference.
+   * The statistics extension (`GET v2/models[/{m}[/versions/{v}]]/stats`, gRPC `ModelStatistics`):
+   * every version (no `name`), every READY version of `name` (no `version`), or one version. An
+   * unknown model or version gets the same errors as inference. `''` counts as absent (gRPC).
    */
-  statisticsJson(name?: string, version?: string): string {
-    if (name === undefined || name === '') return renderStatisticsJson(this.statistics.snapshot());
-    const serving = this.models.resolve(name, version);
-    const snaps =
-      version === undefined || version === ''
-        ? this.models.readyVersions(name).flatMap((v) => this.statistics.snapshot(name, String(v)))
-        : this.statistics.snapshot(name, String(serving.version));
-    return renderStatisticsJson(snaps);
+  modelStatistics(name?: string, version?: string): ModelStatisticsReport[] {
+    if (name === undefined || name === '') return this.statistics.snapshot().map(toStatisticsReport);
+    const versionGiven = version !== undefined && version !== '';
+    const serving = this.models.resolve(name, versionGiven ? version : undefined);
+    const snaps = versionGiven
+      ? this.statistics.snapshot(name, String(serving.version))
+      : this.models.readyVersions(name).flatMap((v) => this.statistics.snapshot(name, String(v)));
+    return snaps.map(toStatisticsReport);
   }
 
   /** `GET/POST v2[/models/{m}]/trace/setting`: a model must have a READY version (Triton's check). */

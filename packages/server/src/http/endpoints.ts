@@ -13,6 +13,7 @@ import { decodeHttpInferRequest, toCoreRequest, toInferReply } from './infer-ada
 import type { Reservation } from './memory-budget.js';
 import { empty, json, type HttpFrontEndOptions, type HttpReply } from './reply.js';
 import type { Route } from './router.js';
+import { renderStatisticsJson } from './statistics-json.js';
 import type { HttpRequestTrace } from './trace.js';
 
 /** One routed request as the endpoints see it: its body has been read in full. */
@@ -167,7 +168,7 @@ export async function handleRoute(
       return empty(ok ? 200 : 400);
     }
     case 'model-stats-all':
-      return json(200, core.statisticsJson());
+      return json(200, renderStatisticsJson(core.modelStatistics()));
     case 'logging':
       return json(
         200,
@@ -191,7 +192,7 @@ export async function handleRoute(
         case 'config':
           return json(200, core.modelConfig(route.name, route.version));
         case 'stats':
-          return json(200, core.statisticsJson(route.name, route.version));
+          return json(200, renderStatisticsJson(core.modelStatistics(route.name, route.version)));
         case 'trace':
           return json(
             200,

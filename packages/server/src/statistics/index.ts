@@ -1,7 +1,8 @@
 /**
- * Triton-exact inference statistics (the statistics extension) per model version.
+ * Triton-exact inference statistics (the statistics extension) per model version, and the neutral
+ * report every wire renders (`report.ts`).
  * @packageDocumentation
  */
 export * from './model-statistics.js';
 export * from './registry.js';
-export * from './json.js';
+export * from './report.js';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
-import { ModelStatistics, StatisticsRegistry, renderStatisticsJson } from '../../src/statistics/index.js';
+import { ModelStatistics, StatisticsRegistry, toStatisticsReport } from '../../src/statistics/index.js';
+import { renderStatisticsJson } from '../../src/http/statistics-json.js';
 
 const timings = { computeInputNs: 10n, computeInferNs: 100n, computeOutputNs: 20n };
 
@@ -88,7 +89,7 @@ describe('renderStatisticsJson', () => {
       queueNs: 5n,
       timings: { computeInputNs: 1n, computeInferNs: big, computeOutputNs: 3n },
     });
-    const text = renderStatisticsJson(registry.snapshot());
+    const text = renderStatisticsJson(registry.snapshot().map(toStatisticsReport));
     expect(text).toContain(`"compute_infer":{"count":1,"ns":${big}}`);
     expect(text).toContain(`"success":{"count":1,"ns":9223372036854775815}`);
     const parsed = JSON.parse(text) as { model_stats: Record<string, unknown>[] };
@@ -126,7 +127,7 @@ describe('renderStatisticsJson', () => {
 
   it('renders an empty list and narrows by model and version', () => {
     const registry = new StatisticsRegistry();
-    expect(renderStatisticsJson(registry.snapshot())).toBe('{"model_stats":[]}');
+    expect(renderStatisticsJson(registry.snapshot().map(toStatisticsReport))).toBe('{"model_stats":[]}');
     registry.get('b', '2');
     registry.get('b', '10');
     registry.get('a', '1');
