@@ -269,10 +269,13 @@ export class InferenceServer {
    * @param options.trace - the request's trace, when the front end sampled it
    *   ({@link TraceManager.sample}): gets REQUEST_START / REQUEST_END here and the queue and compute
    *   timestamps from the scheduler.
+   * @param options.onAccepted - called once the request passed validation and its scheduler queued
+   *   it (`QUEUE_START`): from then on a failure is the response's error, not a refusal (the gRPC
+   *   stream answers the two differently, as tritonserver).
    */
   async infer(
     request: CoreInferRequest,
-    options: { refuseDecoupled?: boolean; trace?: ActiveTrace } = {},
+    options: { refuseDecoupled?: boolean; trace?: ActiveTrace; onAccepted?: () => void } = {},
   ): Promise<CoreInferResponse> {
     const start = process.hrtime.bigint();
     const serving = this.models.resolve(request.modelName, request.modelVersion);
@@ -284,12 +287,16 @@ export class InferenceServer {
         ...(options.refuseDecoupled !== undefined ? { refuseDecoupled: options.refuseDecoupled } : {}),
       };
       let prepared = prepareRequest(serving, request, inferOptions);
-      if (trace !== undefined) {
+      const onAccepted = options.onAccepted;
+      if (trace !== undefined || onAccepted !== undefined) {
         prepared = {
           ...prepared,
           schedulerRequest: {
             ...prepared.schedulerRequest,
-            onActivity: (activity, ns) => trace.capture(activity, ns),
+            onActivity: (activity, ns) => {
+              if (activity === 'QUEUE_START') onAccepted?.();
+              trace?.capture(activity, ns);
+            },
           },
         };
       }

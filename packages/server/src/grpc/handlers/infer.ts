@@ -63,19 +63,24 @@ export function readInferRequest(
  * gRPC timestamps `GRPC_WAITREAD_START` / `GRPC_WAITREAD_END` (both when the call's message arrived:
  * grpc-js hands over whole messages), the core's, then `INFER_RESPONSE_COMPLETE`, `GRPC_SEND_START`
  * and `GRPC_SEND_END` through `sent` (call it once the response has been handed to grpc-js).
+ * @param onAccepted - called once the core has queued the request (see `InferenceServer.infer`).
  */
 export async function runInfer<T>(
   core: InferenceServer,
   decoded: GrpcInferRequest,
   receivedAt: bigint,
   encode: (response: CoreInferResponse) => T,
+  onAccepted?: () => void,
 ): Promise<{ message: T; sent: () => void }> {
   const trace = core.trace.sample(decoded.core.modelName);
   trace?.capture('GRPC_WAITREAD_START', receivedAt);
   trace?.capture('GRPC_WAITREAD_END', receivedAt);
   let message: T;
   try {
-    const response = await core.infer(decoded.core, trace !== undefined ? { trace } : {});
+    const response = await core.infer(decoded.core, {
+      ...(trace !== undefined ? { trace } : {}),
+      ...(onAccepted !== undefined ? { onAccepted } : {}),
+    });
     message = encode(response);
   } catch (error) {
     trace?.finish();

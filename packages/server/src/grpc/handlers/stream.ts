@@ -1,11 +1,11 @@
 /**
  * `ModelStreamInfer`: each request on the stream is read and run as `ModelInfer` would be, and
  * answered on the stream in request order (the order tritonserver keeps for models that are not
- * decoupled). A request that fails is answered with `error_message` (and the request's `id`) and the
- * stream stays open; with the `triton_grpc_error: true` header the first failure ends the stream
- * with its gRPC status instead. Every response carries `triton_final_response: true`: the core has
- * no decoupled backend, so every request gets exactly one response (a decoupled model's config is
- * accepted here and answered one-to-one).
+ * decoupled). A request that fails is answered with `error_message` and the stream stays open, as
+ * tritonserver answers it (see {@link failureAnswer}); with the `triton_grpc_error: true` header the
+ * first failure ends the stream with its gRPC status instead. Every successful response carries
+ * `triton_final_response: true`: the core has no decoupled backend, so every request gets exactly
+ * one response (a decoupled model's config is accepted here and answered one-to-one).
  * @packageDocumentation
  */
 import { once, setMaxListeners } from 'node:events';
@@ -66,6 +66,7 @@ export function serveStream(
     if (finished) return;
     const receivedAt = process.hrtime.bigint();
     // Inference starts at once (requests run concurrently); answers are written in request order.
+    let accepted = false;
     const result: Promise<{ answer: ModelStreamInferResponse; sent?: () => void } | Error> = (async () => {
       try {
         const decoded = readInferRequest(
@@ -74,20 +75,24 @@ export function serveStream(
           { metadata: call.metadata, signal: controller.signal, receivedAt },
           { ...options, refuseDecoupled: false },
         );
-        const run = await runInfer(core, decoded, receivedAt, (response) =>
-          message(ModelStreamInferResponseSchema, {
-            inferResponse: encodeGrpcInferResponse(response, { triton_final_response: boolParameter(true) }),
-          }),
+        const run = await runInfer(
+          core,
+          decoded,
+          receivedAt,
+          (response) =>
+            message(ModelStreamInferResponseSchema, {
+              inferResponse: encodeGrpcInferResponse(response, {
+                triton_final_response: boolParameter(true),
+              }),
+            }),
+          () => {
+            accepted = true;
+          },
         );
         return { answer: run.message, sent: run.sent };
       } catch (error) {
         if (grpcErrorMode) return toServerError(error);
-        return {
-          answer: message(ModelStreamInferResponseSchema, {
-            errorMessage: toServerError(error).message,
-            inferResponse: { id: request.id },
-          }),
-        };
+        return { answer: failureAnswer(request, toServerError(error).message, accepted) };
       }
     })();
     tail = tail.then(async () => {
@@ -118,5 +123,29 @@ export function serveStream(
       call.end();
       finish();
     });
+  });
+}
+
+/**
+ * The answer to a failed stream request, filled as tritonserver fills it: a request refused while
+ * read carries only its `id` (`ModelStreamInferHandler::Process`); one that failed after it was
+ * queued is a response with an error, which also gets the request's `model_name`, `model_version`
+ * (as sent, even when empty) and `triton_final_response` (`StreamInferResponseComplete`).
+ */
+export function failureAnswer(
+  request: ModelInferRequest,
+  errorMessage: string,
+  accepted: boolean,
+): ModelStreamInferResponse {
+  return message(ModelStreamInferResponseSchema, {
+    errorMessage,
+    inferResponse: accepted
+      ? {
+          id: request.id,
+          modelName: request.modelName,
+          modelVersion: request.modelVersion,
+          parameters: { triton_final_response: boolParameter(true) },
+        }
+      : { id: request.id },
   });
 }
