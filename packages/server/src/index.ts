@@ -10,7 +10,8 @@ export {
   SERVER_VERSION,
   type InferenceServerOptions,
 } from './core/server.js';
-export { ServerError, httpStatusForKind, type ServerErrorKind } from './core/errors.js';
+export { ServerError, type ServerErrorKind } from './core/errors.js';
+export { httpStatusForKind } from './http/status.js';
 export type * from './core/types.js';
 export type { LogSettings } from './core/logging.js';
 export type { TraceSettings } from './core/trace.js';

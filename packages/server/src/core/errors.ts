@@ -1,6 +1,6 @@
 /**
- * The core's one error type. Every failure the core reports carries a Triton status kind, which the
- * front ends map to a transport status (HTTP per protocol.md §2.2, gRPC codes later).
+ * The core's one error type. Every failure the core reports carries a Triton status kind; each front
+ * end owns the table that maps kinds to its wire's status (`http/status.ts`, `grpc/status.ts`).
  * @packageDocumentation
  */
 
@@ -15,21 +15,9 @@ export type ServerErrorKind =
   | 'CANCELLED'
   | 'UNKNOWN';
 
-/** HTTP status per Triton kind (Triton's `HttpCodeFromError`). Anything else is 400. */
-const HTTP_STATUS: Readonly<Record<ServerErrorKind, number>> = {
-  INTERNAL: 500,
-  NOT_FOUND: 404,
-  UNAVAILABLE: 503,
-  UNSUPPORTED: 501,
-  INVALID_ARG: 400,
-  ALREADY_EXISTS: 400,
-  CANCELLED: 400,
-  UNKNOWN: 400,
-};
-
 /**
  * A request the server refuses or could not serve. `message` is the exact text a client receives in
- * `{"error": message}`; `kind` decides the status code.
+ * `{"error": message}` (HTTP) or the status details (gRPC); `kind` decides the status code.
  */
 export class ServerError extends Error {
   /** Triton status kind; also the stable machine-readable code. */
@@ -45,16 +33,6 @@ export class ServerError extends Error {
   get code(): ServerErrorKind {
     return this.kind;
   }
-
-  /** The HTTP status Triton answers with for this kind. */
-  get httpStatus(): number {
-    return HTTP_STATUS[this.kind];
-  }
-}
-
-/** HTTP status for a Triton status kind (protocol.md §2.2). */
-export function httpStatusForKind(kind: ServerErrorKind): number {
-  return HTTP_STATUS[kind];
 }
 
 /** Shorthand constructors. */

@@ -11,6 +11,7 @@ import { BODY_BUDGET_RETRY_AFTER_SECS, BodyBudgetExceededError, type MemoryBudge
 import type { OffThreadJsonDecoder } from './json-decoder.js';
 import type { ResponseWriter } from './response-writer.js';
 import type { Restrictions } from './restricted-api.js';
+import { httpStatusForKind } from './status.js';
 
 /** What a handler answers. */
 export interface HttpReply {
@@ -54,7 +55,7 @@ export function empty(status = 200): HttpReply {
 export function errorReply(error: unknown): HttpReply {
   const e = toServerError(error);
   const headers: Record<string, string> = { 'Content-Type': JSON_TYPE };
-  let status = e.httpStatus;
+  let status = httpStatusForKind(e.kind);
   if (e instanceof UnsupportedEncodingError) {
     status = 415;
     headers['Accept-Encoding'] = 'gzip, deflate';

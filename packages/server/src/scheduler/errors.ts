@@ -1,6 +1,6 @@
 /**
- * The errors schedulers reject requests with: Triton's texts and status kinds (HTTP status via
- * `ServerError.httpStatus`), plus the `reason` label they count under in
+ * The errors schedulers reject requests with: Triton's texts and status kinds (each front end maps
+ * the kind to its wire's status), plus the `reason` label they count under in
  * `nv_inference_request_failure`.
  * @packageDocumentation
  */

@@ -59,7 +59,7 @@ describe('metrics endpoint', () => {
       scheduler.enqueue(int32Request(2)),
       scheduler.enqueue(int32Request(3)),
     ];
-    await expect(scheduler.enqueue(int32Request(4))).rejects.toMatchObject({ httpStatus: 503 });
+    await expect(scheduler.enqueue(int32Request(4))).rejects.toMatchObject({ kind: 'UNAVAILABLE' });
     server = await startMetricsServer({ port: 0, host: '127.0.0.1', statistics: registry });
     const during = parse(await (await fetch(server.url)).text());
     expect(during.get('nv_inference_pending_request_count{model="m",version="1"}')).toBe('3');

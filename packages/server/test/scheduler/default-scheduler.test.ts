@@ -88,7 +88,7 @@ describe('default scheduler', () => {
     model.started[0]?.fail('onnxruntime exploded');
     const error = await r.catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ServerError);
-    expect(error).toMatchObject({ kind: 'INTERNAL', message: 'onnxruntime exploded', httpStatus: 500 });
+    expect(error).toMatchObject({ kind: 'INTERNAL', message: 'onnxruntime exploded' });
     const snap = statistics.snapshot();
     expect(snap.failuresByReason.BACKEND).toBe(1n);
     expect(snap.execution_count).toBe(0n);
