@@ -193,7 +193,7 @@ export class SystemSharedMemoryManager {
   #locate(ref: SharedMemoryRef): { region: Region; offset: number; byteSize: number } {
     const region = this.#regions.get(ref.region);
     if (region === undefined) throw notFound(`Unable to find shared memory region: '${ref.region}'`);
-    const offset = BigInt(ref.offset);
+    const offset = BigInt(ref.offset ?? 0);
     const byteSize = BigInt(ref.byteSize);
     const end = region.byte_size > 0 ? BigInt(region.byte_size) - 1n : 0n;
     if (offset < 0n || offset > end) {

@@ -3,20 +3,18 @@
  * hand them over (already decoded from the wire), model states and index entries.
  * @packageDocumentation
  */
-import type { Tensor, TensorData } from '@tritonserver-ts/client/protocol';
+import type { SharedMemoryRef, Tensor, TensorData } from '@tritonserver-ts/client/protocol';
 
 /** A request / tensor parameter value (64-bit integers out of the safe range are `bigint`). */
 export type ParameterValue = string | number | bigint | boolean;
 
 /**
- * Where a tensor lives in a registered shared-memory region. Offset and byte size are uint64 on the
- * wire and kept exact (`bigint` beyond 2^53 − 1) until the region checks have bounded them.
+ * Where a tensor lives in a registered shared-memory region: the one reference type of the client's
+ * neutral model (`@tritonserver-ts/client/protocol`), shared by both wires. Offset and byte size are
+ * uint64 on the wire and kept exact (`bigint` beyond 2^53 − 1) until the region checks have bounded
+ * them; an absent offset is 0.
  */
-export interface SharedMemoryRef {
-  readonly region: string;
-  readonly byteSize: number | bigint;
-  readonly offset: number | bigint;
-}
+export type { SharedMemoryRef };
 
 /** One input of an inference request. */
 export interface CoreInferInput {
@@ -65,6 +63,14 @@ export interface CoreInferRequest {
   readonly signal?: AbortSignal;
   /** `process.hrtime.bigint()` when the request arrived (defaults to when the core saw it). */
   readonly receivedAt?: bigint;
+  /**
+   * Called with the scheduler's queue and compute times of this request (Triton's trace activity
+   * names, `process.hrtime.bigint()` values); an ensemble adds its steps' compute times up this way.
+   */
+  readonly onActivity?: (
+    activity: 'QUEUE_START' | 'COMPUTE_START' | 'COMPUTE_INPUT_END' | 'COMPUTE_OUTPUT_START' | 'COMPUTE_END',
+    ns: bigint,
+  ) => void;
 }
 
 /** One output of a response. */

@@ -38,10 +38,10 @@ export function encodeGrpcInferResponse(
               shared_memory_byte_size: {
                 parameterChoice: { case: 'int64Param' as const, value: BigInt(shm.byteSize) },
               },
-              ...(BigInt(shm.offset) !== 0n
+              ...(BigInt(shm.offset ?? 0) !== 0n
                 ? {
                     shared_memory_offset: {
-                      parameterChoice: { case: 'int64Param' as const, value: BigInt(shm.offset) },
+                      parameterChoice: { case: 'int64Param' as const, value: BigInt(shm.offset ?? 0) },
                     },
                   }
                 : {}),

@@ -21,7 +21,7 @@ import {
 } from '@tritonserver-ts/client/protocol';
 
 import { toServerError } from '../core/errors.js';
-import type { CoreInferRequest, CoreInferResponse, SharedMemoryRef } from '../core/types.js';
+import type { CoreInferRequest, CoreInferResponse } from '../core/types.js';
 import { checkContentEncoding, decompressRequestBody } from './body.js';
 import type { Reservation } from './memory-budget.js';
 import type { HttpFrontEndOptions, HttpReply } from './reply.js';
@@ -53,15 +53,6 @@ export async function decodeHttpInferRequest(
   }
 }
 
-/** The codec's shared-memory reference for the core (uint64 values stay exact for its checks). */
-function shmRef(
-  ref: { region: string; byteSize: number | bigint; offset?: number | bigint } | undefined,
-): SharedMemoryRef | undefined {
-  return ref === undefined
-    ? undefined
-    : { region: ref.region, byteSize: ref.byteSize, offset: ref.offset ?? 0 };
-}
-
 /** Maps the codec's decoded request onto the core's request. */
 export function toCoreRequest(
   route: Extract<Route, { kind: 'model' }>,
@@ -81,7 +72,7 @@ export function toCoreRequest(
     ...(decoded.id !== undefined ? { id: decoded.id } : {}),
     parameters: decoded.parameters,
     inputs: decoded.inputs.map((i) => {
-      const shm = shmRef(i.sharedMemory);
+      const shm = i.sharedMemory;
       return {
         name: i.name,
         datatype: i.datatype,
@@ -94,7 +85,7 @@ export function toCoreRequest(
     ...(decoded.outputs !== undefined
       ? {
           outputs: decoded.outputs.map((o) => {
-            const shm = shmRef(o.sharedMemory);
+            const shm = o.sharedMemory;
             return {
               name: o.name,
               ...(o.classCount !== undefined ? { classification: o.classCount } : {}),
@@ -122,7 +113,8 @@ export async function toInferReply(
         shared_memory_region: o.sharedMemory.region,
         shared_memory_byte_size: o.sharedMemory.byteSize,
       };
-      if (BigInt(o.sharedMemory.offset) !== 0n) parameters.shared_memory_offset = o.sharedMemory.offset;
+      const offset = o.sharedMemory.offset ?? 0;
+      if (BigInt(offset) !== 0n) parameters.shared_memory_offset = offset;
       return { tensor: o.tensor, binary: false, omitData: true, parameters };
     }
     return { tensor: o.tensor, binary: outputWantsBinary(decoded, o.name) };
