@@ -15,6 +15,7 @@ import type { InferenceServer } from '../core/server.js';
 import { GRPC_MAX_MESSAGE_BYTES } from './cli-options.js';
 import { CallTracker, createHealthImplementation, createInferenceImplementation } from './service.js';
 import type { GrpcServerSettings, GrpcTlsFiles } from './settings.js';
+import { tolerantDefinition } from './unparsable.js';
 
 /** A listening gRPC front end. */
 export interface GrpcServerHandle {
@@ -98,14 +99,11 @@ export async function startGrpcServer(
       ? { headerForwardPattern: settings.headerForwardPattern }
       : {}),
   };
-  server.addService(
-    serviceDefinition,
-    createInferenceImplementation(core, serviceDefinition, serviceOptions, tracker),
-  );
-  server.addService(
-    healthServiceDefinition,
-    createHealthImplementation(core, healthServiceDefinition, serviceOptions, tracker),
-  );
+  // Undecodable requests reach the handlers (answered in gRPC C++'s words, see unparsable.ts).
+  const inference = tolerantDefinition(serviceDefinition);
+  const health = tolerantDefinition(healthServiceDefinition);
+  server.addService(inference, createInferenceImplementation(core, inference, serviceOptions, tracker));
+  server.addService(health, createHealthImplementation(core, health, serviceOptions, tracker));
   const address = grpcAddress(settings.host, settings.port);
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(address, credentials, (error, bound) => {

@@ -35,6 +35,7 @@ import { serveStream } from './handlers/stream.js';
 import type { CallContext, UnaryHandler } from './handlers/types.js';
 import { restrictionRefusal } from './restrictions.js';
 import { grpcErrorFor } from './status.js';
+import { isUnparsable, unparsableError } from './unparsable.js';
 
 /** Counts calls in flight so shutdown can wait for them. */
 export class CallTracker {
@@ -115,6 +116,11 @@ function unary(
   tracker: CallTracker,
 ): (call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) => void {
   return (call, callback) => {
+    if (isUnparsable(call.request)) {
+      // gRPC C++ refuses it before tritonserver sees the call (no restriction check, no log line).
+      callback(unparsableError());
+      return;
+    }
     const receivedAt = process.hrtime.bigint();
     const done = tracker.start();
     const controller = new AbortController();

@@ -7,10 +7,11 @@ import { cp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import { Client, credentials, type ServiceError } from '@grpc/grpc-js';
-import type {
-  ModelInferResponse,
-  ModelStreamInferResponse,
-  ServerLiveResponse,
+import {
+  serviceDefinition,
+  type ModelInferResponse,
+  type ModelStreamInferResponse,
+  type ServerLiveResponse,
 } from '@tritonserver-ts/client/protocol/grpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -343,9 +344,33 @@ describe('malformed and oversized messages', () => {
       );
     });
     raw.close();
-    // INTERNAL as gRPC reports an undecodable message; the text is grpc-js's (gRPC C++ words it differently).
+    // gRPC C++ cancels the call with INTERNAL `Unable to parse request` (server_interface.h).
     expect(e.code).toBe(GrpcStatus.INTERNAL);
-    expect(e.details).toBe('Error deserializing request');
+    expect(e.details).toBe('Unable to parse request');
+    expect((await client.call<ServerLiveResponse>('ServerLive', {})).live).toBe(true);
+  });
+
+  it('bytes that are not a ModelInferRequest on the stream end the reads: pending answered, then OK', async () => {
+    const raw = new Client(running.grpcUrl, credentials.createInsecure());
+    const stream = raw.makeBidiStreamRequest(
+      '/inference.GRPCInferenceService/ModelStreamInfer',
+      (b: Buffer) => b,
+      (b: Buffer) => serviceDefinition.ModelStreamInfer.responseDeserialize(b),
+    );
+    const answers: ModelStreamInferResponse[] = [];
+    stream.on('data', (m: ModelStreamInferResponse) => answers.push(m));
+    const status = new Promise<{ code: number; details: string }>((resolve) => stream.on('status', resolve));
+    stream.on('error', () => undefined);
+    stream.write(
+      serviceDefinition.ModelStreamInfer.requestSerialize(simpleRequest(SIMPLE_A, SIMPLE_B, { id: 'first' })),
+    );
+    stream.write(Buffer.from([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f]));
+    // gRPC C++ takes the failed read for the end of the client's messages: tritonserver answers
+    // what it has and finishes the stream with OK, without reading on (the client never half-closes).
+    const s = await status;
+    raw.close();
+    expect(s.code).toBe(GrpcStatus.OK);
+    expect(answers.map((a) => [a.inferResponse?.id, a.errorMessage])).toEqual([['first', '']]);
     expect((await client.call<ServerLiveResponse>('ServerLive', {})).live).toBe(true);
   });
 

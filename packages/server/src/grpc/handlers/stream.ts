@@ -22,6 +22,7 @@ import type { InferenceServer } from '../../core/server.js';
 import { boolParameter, encodeGrpcInferResponse } from '../infer-response.js';
 import { message } from '../messages.js';
 import { grpcErrorFor } from '../status.js';
+import { isUnparsable, type UNPARSABLE } from '../unparsable.js';
 import { readInferRequest, runInfer, type InferHandlerOptions } from './infer.js';
 
 /** tritonserver's header that turns per-request stream errors into the stream's status. */
@@ -62,8 +63,26 @@ export function serveStream(
     finish();
   });
 
-  call.on('data', (request: ModelInferRequest) => {
-    if (finished) return;
+  let readsDone = false;
+  const endReads = (): void => {
+    if (readsDone) return;
+    readsDone = true;
+    // Answer what is pending, then end with OK.
+    void tail.then(() => {
+      if (finished) return;
+      call.end();
+      finish();
+    });
+  };
+
+  call.on('data', (request: ModelInferRequest | typeof UNPARSABLE) => {
+    if (finished || readsDone) return;
+    if (isUnparsable(request)) {
+      // gRPC C++ reports a message that does not decode as a failed read, which tritonserver
+      // takes for the end of the client's messages.
+      endReads();
+      return;
+    }
     const receivedAt = process.hrtime.bigint();
     // Inference starts at once (requests run concurrently); answers are written in request order.
     let accepted = false;
@@ -116,14 +135,8 @@ export function serveStream(
     });
   });
 
-  call.on('end', () => {
-    // The client half-closed: answer what is pending, then end with OK.
-    void tail.then(() => {
-      if (finished) return;
-      call.end();
-      finish();
-    });
-  });
+  // The client half-closed.
+  call.on('end', endReads);
 }
 
 /**
