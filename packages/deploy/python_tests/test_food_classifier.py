@@ -1,15 +1,16 @@
 """Behaviour of models_staging/food_classifier/1/model.py under Debian python3 + numpy + PIL, with the
-stand-ins for triton_python_backend_utils and onnxruntime (see stand_ins/)."""
+TEST STAND-INs for triton_python_backend_utils (BLS included) and for food_classifier_onnx, the model
+it calls by BLS (see stand_ins/)."""
 
-import copy
 import io
+import os
 import unittest
 
 import numpy as np
 from PIL import Image
 
 import harness as h
-from harness import ort_stand_in, pb_utils
+from harness import pb_utils
 
 
 def outputs(response):
@@ -20,67 +21,109 @@ def outputs(response):
 
 class ModelTestCase(unittest.TestCase):
     def setUp(self):
-        ort_stand_in.RUNS.clear()
-        ort_stand_in.SESSIONS.clear()
-        ort_stand_in.FAIL_NEXT_RUN.clear()
+        pb_utils.clear_models()
         pb_utils.Logger.lines.clear()
+        self.onnx = h.serve_linear_onnx_model()
+        self.calls = self.onnx.calls  # one entry per BLS request that reached food_classifier_onnx
         self.repo = h.TempRepository()
         self.module = h.load_model_module()
 
     def tearDown(self):
         self.repo.close()
+        pb_utils.clear_models()
 
     def start(self, config=None, kind="CPU", device_id="0"):
         model = self.module.TritonPythonModel()
-        model.initialize(self.repo.args(config=config, kind=kind, device_id=device_id))
+        with pb_utils.bls_disabled():  # as in Triton, BLS works only inside execute()
+            model.initialize(self.repo.args(config=config, kind=kind, device_id=device_id))
         return model
 
 
 class InitializeTest(ModelTestCase):
-    def test_loads_the_onnx_file_named_by_the_config_relative_to_the_model_directory(self):
+    def test_initialize_needs_no_onnx_file_and_makes_no_bls_call(self):
+        self.assertFalse(os.path.exists(os.path.join(self.repo.root, "food_classifier_onnx", "1")))
         self.start()
-        self.assertEqual(len(ort_stand_in.SESSIONS), 1)
-        self.assertEqual(
-            ort_stand_in.SESSIONS[0].path, f"{self.repo.root}/food_classifier_onnx/1/model.onnx"
-        )
+        self.assertEqual(self.calls, [])
 
-    def test_cpu_instances_use_only_the_cpu_provider(self):
-        self.start(kind="CPU")
-        self.assertEqual(ort_stand_in.SESSIONS[0].requested_providers, ["CPUExecutionProvider"])
+    def test_the_called_model_and_its_tensor_names_come_from_the_config(self):
+        other = h.serve_linear_onnx_model(name="my_onnx", input_name="pixels", output_name="logits")
+        config = h.real_config()
+        config["parameters"]["onnx_model_name"] = {"string_value": "my_onnx"}
+        config["parameters"]["onnx_input_name"] = {"string_value": "pixels"}
+        config["parameters"]["onnx_output_name"] = {"string_value": "logits"}
+        model = self.start(config=config)
+        photo = h.read_bytes(h.photo_paths(1)[0])
+        (response,) = model.execute([h.request(h.b64(photo))])
+        self.assertFalse(response.has_error(), response.error() and response.error().message())
+        self.assertEqual(self.calls, [], "nothing reaches food_classifier_onnx")
+        self.assertEqual(len(other.calls), 1)
+        call = other.calls[0]
+        self.assertEqual(call["model_name"], "my_onnx")
+        self.assertEqual(call["input_names"], ["pixels"])
+        self.assertEqual(call["requested_output_names"], ["logits"])
+        labels, _, _ = h.expected_outputs([h.reference_tensor(photo)])
+        self.assertEqual(outputs(response)[0][0, 0].decode(), labels[0])
 
-    def test_gpu_instances_ask_for_cuda_on_their_device_then_cpu(self):
-        self.start(kind="GPU", device_id="1")
-        self.assertEqual(
-            ort_stand_in.SESSIONS[0].requested_providers,
-            [("CUDAExecutionProvider", {"device_id": 1}), "CPUExecutionProvider"],
-        )
-        self.assertTrue(any("GPU 1" in line for _, line in pb_utils.Logger.lines))
+    def test_the_logits_are_asked_for_in_cpu_memory(self):
+        model = self.start(kind="GPU", device_id="1")
+        model.execute([h.request(h.b64(h.read_bytes(h.photo_paths(1)[0])))])
+        self.assertEqual(self.calls[0]["preferred_memory"], (pb_utils.TRITONSERVER_MEMORY_CPU, 0))
 
-    def test_the_gpu_config_loads_with_cuda_first(self):
-        self.start(config=h.real_config("configs/gpu.pbtxt"), kind="GPU", device_id="0")
-        self.assertEqual(
-            ort_stand_in.SESSIONS[0].requested_providers,
-            [("CUDAExecutionProvider", {"device_id": 0}), "CPUExecutionProvider"],
-        )
+    def test_a_triton_without_preferred_memory_is_called_without_it(self):
+        saved = pb_utils.PreferredMemory
+        del pb_utils.PreferredMemory  # Triton before 23.04
+        try:
+            model = self.start()
+            (response,) = model.execute([h.request(h.b64(h.read_bytes(h.photo_paths(1)[0])))])
+        finally:
+            pb_utils.PreferredMemory = saved
+        self.assertFalse(response.has_error())
+        self.assertIsNone(self.calls[0]["preferred_memory"])
+
+    def test_a_gpu_instance_kind_changes_nothing_but_the_log_line(self):
+        photo = h.b64(h.read_bytes(h.photo_paths(1)[0]))
+        answers = []
+        for kind, config in (("CPU", None), ("GPU", h.real_config("configs/gpu.pbtxt"))):
+            model = self.start(config=config, kind=kind)
+            answers.append(outputs(model.execute([h.request(photo)])[0])[1][0, 0])
+        self.assertEqual(answers[0], answers[1])
+        np.testing.assert_array_equal(self.calls[0]["feed"], self.calls[1]["feed"])
+        lines = [line for _, line in pb_utils.Logger.lines]
+        self.assertTrue(any(line.startswith("food_classifier: GPU instance") for line in lines))
+        self.assertTrue(any("BLS to food_classifier_onnx (input -> output)" in line for line in lines))
 
     def test_labels_come_from_the_labels_file_in_class_order(self):
         model = self.start()
         self.assertEqual(model.labels, h.LABELS)
 
-    def test_a_missing_onnx_file_fails_with_a_message_that_names_the_path_and_the_fix(self):
+    def test_a_missing_labels_file_fails_with_a_message_that_names_the_path(self):
         config = h.real_config()
-        config["parameters"]["onnx_model_path"] = {"string_value": "../nowhere/model.onnx"}
+        config["parameters"]["labels_path"] = {"string_value": "../nowhere/labels.txt"}
         with self.assertRaises(pb_utils.TritonModelException) as caught:
             self.start(config=config)
-        self.assertIn("nowhere/model.onnx", str(caught.exception))
-        self.assertIn("model:build", str(caught.exception))
+        self.assertIn("nowhere/labels.txt (parameter labels_path)", str(caught.exception))
 
-    def test_a_labels_file_that_disagrees_with_the_model_is_refused(self):
+    def test_an_empty_called_model_name_is_refused(self):
+        config = h.real_config()
+        config["parameters"]["onnx_model_name"] = {"string_value": " "}
+        with self.assertRaises(pb_utils.TritonModelException) as caught:
+            self.start(config=config)
+        self.assertIn("parameter onnx_model_name must not be empty", str(caught.exception))
+
+    def test_a_labels_file_that_disagrees_with_the_model_fails_each_request_clearly(self):
         self.repo.close()
         self.repo = h.TempRepository(labels=h.LABELS[:10])
-        with self.assertRaises(pb_utils.TritonModelException) as caught:
-            self.start()
-        self.assertIn("10 labels but the model outputs 11 classes", str(caught.exception))
+        model = self.start()  # BLS is not available in initialize(), so this is found at execute time
+        photos = [h.read_bytes(path) for path in h.photo_paths(2)]
+        responses = model.execute([h.request(h.b64(photos[0])), h.request(b"%%"), h.request(h.b64(photos[1]))])
+        expected = (
+            "food_classifier: ../food_classifier_onnx/labels.txt (parameter labels_path) has 10 labels "
+            "but food_classifier_onnx output output has 11 classes"
+        )
+        self.assertEqual(responses[0].error().message(), expected)
+        self.assertEqual(responses[2].error().message(), expected)
+        self.assertIn("is not valid base64", responses[1].error().message())
+        self.assertEqual(len(self.calls), 1)
 
     def test_an_unsupported_resize_mode_is_refused_rather_than_silently_ignored(self):
         config = h.real_config()
@@ -93,7 +136,7 @@ class InitializeTest(ModelTestCase):
 # Probabilities are compared within 1e-4: the stand-in and the reference average 50,176 float32 pixels
 # per channel in different orders, which moves the logits by about 1e-5.
 class BatchingTest(ModelTestCase):
-    def test_every_row_of_every_request_goes_through_one_session_run(self):
+    def test_every_row_of_every_request_goes_through_one_bls_call(self):
         model = self.start()
         paths = h.photo_paths(6)
         photos = [h.read_bytes(path) for path in paths]
@@ -104,8 +147,12 @@ class BatchingTest(ModelTestCase):
         ]
         responses = model.execute(requests)
 
-        self.assertEqual(len(ort_stand_in.RUNS), 1, "all rows of all requests in one session run")
-        feed = ort_stand_in.RUNS[0]["feed"]
+        self.assertEqual(len(self.calls), 1, "all rows of all requests in one BLS call")
+        call = self.calls[0]
+        self.assertEqual(call["model_name"], "food_classifier_onnx")
+        self.assertEqual(call["input_names"], ["input"])
+        self.assertEqual(call["requested_output_names"], ["output"], "only the logits, not ood_score")
+        feed = call["feed"]
         self.assertEqual(feed.shape, (6, 3, 224, 224))
         self.assertEqual(feed.dtype, np.float32)
         references = [h.reference_tensor(photo) for photo in photos]
@@ -127,11 +174,11 @@ class BatchingTest(ModelTestCase):
             np.testing.assert_allclose(probability.reshape(-1), probabilities[start : start + count], atol=1e-4)
             start += count
 
-    def test_a_batch_of_sixteen_single_row_requests_is_one_run_of_sixteen(self):
+    def test_a_batch_of_sixteen_single_row_requests_is_one_bls_call_of_sixteen(self):
         model = self.start()
         photos = [h.read_bytes(path) for path in h.photo_paths(16, step=29)]
         responses = model.execute([h.request(h.b64(photo)) for photo in photos])
-        self.assertEqual([run["feed"].shape[0] for run in ort_stand_in.RUNS], [16])
+        self.assertEqual([call["shape"] for call in self.calls], [(16, 3, 224, 224)])
         labels, _, _ = h.expected_outputs([h.reference_tensor(photo) for photo in photos])
         self.assertEqual([outputs(r)[0][0, 0].decode() for r in responses], labels)
 
@@ -147,22 +194,28 @@ class BatchingTest(ModelTestCase):
         self.assertAlmostEqual(float(probability[0, 0]), float(softmax.max()), delta=1e-4)
         self.assertGreater(abs(float(probability[0, 0]) - sigmoid_of_top_logit), 0.05)
 
-    def test_an_empty_batch_answers_nothing_and_runs_nothing(self):
+    def test_an_empty_batch_answers_nothing_and_calls_nothing(self):
         model = self.start()
         self.assertEqual(model.execute([]), [])
-        self.assertEqual(ort_stand_in.RUNS, [])
+        self.assertEqual(self.calls, [])
 
     def test_a_request_with_zero_rows_gets_empty_outputs_of_its_shape(self):
         model = self.start()
         empty = pb_utils.InferenceRequest(
             inputs=[pb_utils.Tensor("INPUT_IMAGE", np.empty((0, 1), dtype=np.object_))]
         )
+        (alone,) = model.execute([empty])
+        self.assertFalse(alone.has_error())
+        self.assertEqual(outputs(alone)[0].shape, (0, 1))
+        self.assertEqual(outputs(alone)[1].dtype, np.float32)
+        self.assertEqual(self.calls, [], "zero rows alone: no BLS call")
+
         photo = h.read_bytes(h.photo_paths(1)[0])
         responses = model.execute([empty, h.request(h.b64(photo))])
         self.assertFalse(responses[0].has_error())
         self.assertEqual(outputs(responses[0])[0].shape, (0, 1))
         self.assertEqual(outputs(responses[1])[0].shape, (1, 1))
-        self.assertEqual(ort_stand_in.RUNS[0]["feed"].shape[0], 1)
+        self.assertEqual(self.calls[0]["feed"].shape[0], 1)
 
     def test_threaded_decoding_gives_the_same_batch_as_serial_decoding(self):
         photos = [h.read_bytes(path) for path in h.photo_paths(8, step=53)]
@@ -174,7 +227,7 @@ class BatchingTest(ModelTestCase):
             model = self.start(config=config)
             self.assertEqual(model.pool is None, threads == "1")
             labels = [outputs(r)[0].reshape(-1).tolist() for r in model.execute(requests)]
-            feeds[threads] = (ort_stand_in.RUNS[-1]["feed"], labels)
+            feeds[threads] = (self.calls[-1]["feed"], labels)
             model.finalize()
         np.testing.assert_array_equal(feeds["1"][0], feeds["4"][0])
         self.assertEqual(feeds["1"][1], feeds["4"][1])
@@ -186,7 +239,7 @@ class BatchingTest(ModelTestCase):
         model = self.start(config=config)
         photo = h.read_bytes(h.photo_paths(1)[0])
         model.execute([h.request(h.b64(photo))])
-        feed = ort_stand_in.RUNS[0]["feed"]
+        feed = self.calls[0]["feed"]
         self.assertEqual(feed.shape, (1, 3, 96, 96))
         np.testing.assert_allclose(feed[0], h.reference_tensor(photo, size=96), atol=1e-5)
 
@@ -196,7 +249,7 @@ class BatchingTest(ModelTestCase):
         model = self.start(config=config)
         photo = h.read_bytes(h.photo_paths(1)[0])
         model.execute([h.request(h.b64(photo))])
-        feed = ort_stand_in.RUNS[0]["feed"][0]
+        feed = self.calls[0]["feed"][0]
         np.testing.assert_allclose(feed, h.reference_tensor(photo, resample=Image.NEAREST), atol=1e-5)
         self.assertGreater(np.abs(feed - h.reference_tensor(photo)).max(), 0.1)
 
@@ -207,7 +260,7 @@ class BatchingTest(ModelTestCase):
         model = self.start(config=config)
         photo = h.read_bytes(h.photo_paths(1)[0])
         model.execute([h.request(h.b64(photo))])
-        feed = ort_stand_in.RUNS[0]["feed"][0]
+        feed = self.calls[0]["feed"][0]
         self.assertEqual(feed.shape, (3, 120, 160))
         # shorter side to round(120 / 0.875) = 137, then the centre 120 x 160
         image = Image.open(io.BytesIO(photo)).convert("RGB")
@@ -235,8 +288,8 @@ class BadInputTest(ModelTestCase):
         ]
         responses = model.execute(requests)
 
-        self.assertEqual(len(ort_stand_in.RUNS), 1)
-        self.assertEqual(ort_stand_in.RUNS[0]["feed"].shape[0], 2, "only the good rows are run")
+        self.assertEqual(len(self.calls), 1)
+        self.assertEqual(self.calls[0]["feed"].shape[0], 2, "only the good rows are run")
         labels, probabilities, _ = h.expected_outputs([h.reference_tensor(photo) for photo in good])
         for response, label, probability in ((responses[0], labels[0], probabilities[0]),
                                              (responses[4], labels[1], probabilities[1])):
@@ -262,7 +315,7 @@ class BadInputTest(ModelTestCase):
         self.assertTrue(responses[0].has_error())
         self.assertIn("INPUT_IMAGE row 1 is not valid base64", responses[0].error().message())
         self.assertFalse(responses[1].has_error())
-        self.assertEqual(ort_stand_in.RUNS[0]["feed"].shape[0], 1)
+        self.assertEqual(self.calls[0]["feed"].shape[0], 1)
 
     def test_an_unexpected_decoder_exception_fails_only_its_request(self):
         model = self.start()
@@ -283,7 +336,7 @@ class BadInputTest(ModelTestCase):
             "INPUT_IMAGE row 0 could not be decoded (ZeroDivisionError: division by zero in a decoder)",
             responses[1].error().message(),
         )
-        self.assertEqual(ort_stand_in.RUNS[0]["feed"].shape[0], 2)
+        self.assertEqual(self.calls[0]["feed"].shape[0], 2)
 
     def test_damaged_files_never_break_the_batch(self):
         # 40 deterministic corruptions of a real JPEG and PNG (flipped bytes, cut tails, spliced
@@ -317,7 +370,7 @@ class BadInputTest(ModelTestCase):
     def test_when_every_request_is_bad_nothing_is_run(self):
         model = self.start()
         responses = model.execute([h.request(b""), h.request(b"@@@")])
-        self.assertEqual(ort_stand_in.RUNS, [])
+        self.assertEqual(self.calls, [])
         self.assertIn("INPUT_IMAGE row 0 is empty", responses[0].error().message())
         self.assertIn("is not valid base64", responses[1].error().message())
 
@@ -335,14 +388,85 @@ class BadInputTest(ModelTestCase):
         (response,) = model.execute([h.request(h.b64(big))])
         self.assertIn("1200x1000 = 1200000 pixels, more than the limit of 1000000", response.error().message())
 
-    def test_a_failed_session_run_fails_the_requests_in_it_instead_of_raising(self):
+    def test_a_failed_bls_call_fails_the_requests_in_it_with_the_called_models_message(self):
         model = self.start()
-        ort_stand_in.FAIL_NEXT_RUN.append("CUDA out of memory")
+        self.onnx.fail_next.append("onnx runtime error 6: CUDA out of memory")
         photos = [h.read_bytes(path) for path in h.photo_paths(2)]
         responses = model.execute([h.request(h.b64(photos[0])), h.request(b"%%"), h.request(h.b64(photos[1]))])
-        self.assertIn("inference failed: CUDA out of memory", responses[0].error().message())
-        self.assertIn("inference failed: CUDA out of memory", responses[2].error().message())
+        expected = "food_classifier: inference failed: onnx runtime error 6: CUDA out of memory"
+        self.assertEqual(responses[0].error().message(), expected)
+        self.assertEqual(responses[2].error().message(), expected)
+        self.assertEqual(responses[0].output_tensors(), [])
         self.assertIn("is not valid base64", responses[1].error().message())
+        self.assertEqual(len(self.calls), 1)
+        # The next call works again: nothing is left broken.
+        (again,) = model.execute([h.request(h.b64(photos[0]))])
+        self.assertFalse(again.has_error())
+
+    def test_a_called_model_that_is_not_loaded_is_named_in_the_error(self):
+        pb_utils.clear_models()  # e.g. explicit model control mode with only food_classifier loaded
+        model = self.start()
+        (response,) = model.execute([h.request(h.b64(h.read_bytes(h.photo_paths(1)[0])))])
+        self.assertEqual(
+            response.error().message(),
+            "food_classifier: inference failed: Request for unknown model: 'food_classifier_onnx' is not found",
+        )
+
+    def test_the_called_models_own_checks_reach_the_client(self):
+        # A batch the called model refuses (here: more rows than its max_batch_size) fails with its message.
+        self.onnx.max_batch_size = 2
+        model = self.start()
+        photos = [h.read_bytes(path) for path in h.photo_paths(3)]
+        responses = model.execute([h.request(h.b64(photo)) for photo in photos])
+        for response in responses:
+            self.assertEqual(
+                response.error().message(),
+                "food_classifier: inference failed: [request id: <id_unknown>] inference request "
+                "batch-size must be <= 2 for 'food_classifier_onnx'",
+            )
+
+    def test_exec_raising_fails_the_requests_instead_of_raising(self):
+        def broken(request):
+            raise pb_utils.TritonModelException("Failed to open the cudaIpcHandle")
+
+        pb_utils.serve_model("food_classifier_onnx", broken)
+        model = self.start()
+        photos = [h.read_bytes(path) for path in h.photo_paths(2)]
+        responses = model.execute([h.request(h.b64(photo)) for photo in photos])
+        for response in responses:
+            self.assertEqual(
+                response.error().message(), "food_classifier: inference failed: Failed to open the cudaIpcHandle"
+            )
+
+    def test_an_answer_without_the_logits_or_of_the_wrong_shape_fails_clearly(self):
+        answers = {
+            "no output": pb_utils.InferenceResponse(output_tensors=[]),
+            "wrong rows": pb_utils.InferenceResponse(
+                output_tensors=[pb_utils.Tensor("output", np.zeros((1, 11), dtype=np.float32))]
+            ),
+        }
+        expected = {
+            "no output": "food_classifier: inference failed: "
+            "food_classifier_onnx returned no output tensor named output",
+            "wrong rows": "food_classifier: inference failed: food_classifier_onnx output output has shape [1, 11]; "
+            "expected [2, classes] for a batch of 2",
+        }
+        photos = [h.read_bytes(path) for path in h.photo_paths(2)]
+        for case, answer in answers.items():
+            pb_utils.serve_model("food_classifier_onnx", lambda request, answer=answer: answer)
+            model = self.start()
+            responses = model.execute([h.request(h.b64(photo)) for photo in photos])
+            self.assertEqual([r.error().message() for r in responses], [expected[case]] * 2, case)
+
+    def test_bls_is_not_used_outside_execute(self):
+        # The stand-in refuses BLS in initialize() as Triton does; model.py's initialize() passed above,
+        # and this checks the stand-in really enforces it (so that pass means something).
+        with pb_utils.bls_disabled():
+            with self.assertRaises(pb_utils.TritonModelException):
+                request = pb_utils.InferenceRequest(
+                    model_name="food_classifier_onnx", requested_output_names=["output"], inputs=[]
+                )
+                request.exec()
 
 
 class PreprocessingTest(ModelTestCase):
@@ -350,7 +474,7 @@ class PreprocessingTest(ModelTestCase):
         model = self.start()
         (response,) = model.execute([h.request(h.b64(data))])
         self.assertFalse(response.has_error(), response.error() and response.error().message())
-        return ort_stand_in.RUNS[-1]["feed"][0]
+        return self.calls[-1]["feed"][0]
 
     def test_exif_orientation_is_applied(self):
         photo = Image.open(io.BytesIO(h.read_bytes(h.photo_paths(1)[0]))).convert("RGB")
@@ -390,7 +514,7 @@ class PreprocessingTest(ModelTestCase):
             h.request(wrapped.encode()),
         ])
         self.assertTrue(all(not r.has_error() for r in responses))
-        feed = ort_stand_in.RUNS[0]["feed"]
+        feed = self.calls[0]["feed"]
         self.assertEqual(feed.shape[0], 2)
         np.testing.assert_array_equal(feed[0], feed[1])
         np.testing.assert_allclose(feed[0], h.reference_tensor(photo), atol=1e-5)
@@ -407,12 +531,29 @@ class ConfigTest(unittest.TestCase):
             {"FOOD_LABEL": ("TYPE_STRING", [1]), "PROBABILITY": ("TYPE_FP32", [1])},
         )
 
-    def test_the_gpu_variant_differs_only_in_running_one_instance_per_gpu(self):
+    def test_both_variants_run_cpu_instances_and_differ_only_in_their_count(self):
+        # The Python model only decodes images; the GPU work is food_classifier_onnx's (its configs/gpu.pbtxt).
         default, gpu = h.real_config(), h.real_config("configs/gpu.pbtxt")
-        self.assertEqual(default["instance_group"], [{"count": 1, "kind": "KIND_AUTO"}])
-        self.assertEqual(gpu["instance_group"], [{"count": 1, "kind": "KIND_GPU"}])
+        self.assertEqual(default["instance_group"], [{"count": 1, "kind": "KIND_CPU"}])
+        self.assertEqual(gpu["instance_group"], [{"count": 2, "kind": "KIND_CPU"}])
         del default["instance_group"], gpu["instance_group"]
         self.assertEqual(gpu, default)
+
+    def test_the_shipped_config_calls_food_classifier_onnx_by_its_real_tensor_names(self):
+        params = {k: v["string_value"] for k, v in h.real_config()["parameters"].items()}
+        self.assertEqual(params["onnx_model_name"], "food_classifier_onnx")
+        self.assertNotIn("onnx_model_path", params)
+        onnx_config = os.path.join(h.REPO_ROOT, "models_staging", "food_classifier_onnx", "config.pbtxt")
+        with open(onnx_config, encoding="utf-8") as handle:
+            onnx = h.parse_pbtxt(handle.read())
+        self.assertIn(params["onnx_input_name"], [entry["name"] for entry in onnx["input"]])
+        self.assertIn(params["onnx_output_name"], [entry["name"] for entry in onnx["output"]])
+
+    def test_model_py_does_not_use_onnxruntime(self):
+        with open(os.path.join(h.MODEL_DIR, "1", "model.py"), encoding="utf-8") as handle:
+            source = handle.read()
+        self.assertNotRegex(source, r"(?m)^\s*(import|from)\s+onnxruntime")
+        self.assertNotIn("InferenceSession", source)
 
     def test_the_shipped_parameters_match_the_defaults_in_model_py(self):
         module = h.load_model_module()

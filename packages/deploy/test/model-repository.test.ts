@@ -1,5 +1,5 @@
-// models_staging/food_classifier against the model it wraps (food_classifier_onnx): the same
-// preprocessing, the same labels, a path to the same model.onnx.
+// models_staging/food_classifier against the model it calls by BLS (food_classifier_onnx): the same
+// preprocessing, the same labels, that model's real tensor names, a batch that fits.
 import { join, normalize } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { exists, pbtxtField, pbtxtParameters, read } from '../src/repo.js';
@@ -23,6 +23,31 @@ const pythonParams = pbtxtParameters(python);
 const resolveFromModel = (path: string | undefined): string =>
   normalize(join('models_staging/food_classifier', path ?? 'missing'));
 
+/** The tensors of a config's top-level `input [ … ]` or `output [ … ]` list: name → dims. */
+function tensors(config: string, list: 'input' | 'output'): Map<string, number[]> {
+  const text = config.replace(/#[^\n]*/g, '');
+  const start = new RegExp(`^${list}\\s*\\[`, 'm').exec(text);
+  if (!start) return new Map();
+  let depth = 0;
+  let end = start.index;
+  for (let i = start.index + start[0].length - 1; i < text.length; i++) {
+    if (text[i] === '[') depth++;
+    if (text[i] === ']' && --depth === 0) {
+      end = i;
+      break;
+    }
+  }
+  const body = text.slice(start.index, end);
+  const out = new Map<string, number[]>();
+  for (const m of body.matchAll(/name\s*:\s*"([^"]+)"[^}]*?dims\s*:\s*\[([^\]]*)\]/g)) {
+    out.set(
+      m[1] ?? '',
+      (m[2] ?? '').split(',').map((d) => Number(d.trim())),
+    );
+  }
+  return out;
+}
+
 describe('models_staging/food_classifier', () => {
   it('is a Python-backend model with batching on, so requests are [N, 1]', () => {
     expect(pbtxtField(python, 'backend')).toBe('python');
@@ -31,6 +56,19 @@ describe('models_staging/food_classifier', () => {
   });
 
   for (const config of ['config.pbtxt', 'configs/gpu.pbtxt']) {
+    it(`${config}: max_batch_size fits food_classifier_onnx/${config}'s (one execute() is one BLS request)`, () => {
+      const pythonConfig = read(`models_staging/food_classifier/${config}`);
+      const onnxConfig = read(`models_staging/food_classifier_onnx/${config}`);
+      const pythonBatch = Number(pbtxtField(pythonConfig, 'max_batch_size'));
+      const onnxBatch = Number(pbtxtField(onnxConfig, 'max_batch_size'));
+      expect(pythonBatch).toBeGreaterThan(0);
+      expect(pythonBatch).toBeLessThanOrEqual(onnxBatch);
+      // And the Python model's instances are CPU ones: the GPU work is food_classifier_onnx's.
+      const settings = pythonConfig.replace(/#[^\n]*/g, '');
+      expect(settings).toMatch(/instance_group\s*\[\s*\{[^}]*kind:\s*KIND_CPU/);
+      expect(settings).not.toMatch(/KIND_(GPU|AUTO)/);
+    });
+
     it(`${config}: preprocesses with the same parameters as food_classifier_onnx/${config}`, () => {
       const pythonParams = pbtxtParameters(read(`models_staging/food_classifier/${config}`));
       const onnx = pbtxtParameters(read(`models_staging/food_classifier_onnx/${config}`));
@@ -41,24 +79,29 @@ describe('models_staging/food_classifier', () => {
     });
   }
 
-  it("runs food_classifier_onnx's model.onnx and reads its labels, in the Food-11 class order", () => {
+  it('calls food_classifier_onnx by BLS with its real tensor names and reads its labels, in the Food-11 class order', () => {
     const onnx = read('models_staging/food_classifier_onnx/config.pbtxt');
+    expect(pythonParams.onnx_model_path).toBeUndefined();
+    expect(pythonParams.onnx_model_name).toBe('food_classifier_onnx');
+    expect(pbtxtField(onnx, 'name')).toBe(pythonParams.onnx_model_name);
     expect(pbtxtField(onnx, 'backend')).toBe('onnxruntime');
-    // Triton's onnxruntime backend loads <version>/model.onnx unless default_model_filename says otherwise.
-    expect(pbtxtField(onnx, 'default_model_filename')).toBeUndefined();
-    expect(resolveFromModel(pythonParams.onnx_model_path)).toBe(
-      'models_staging/food_classifier_onnx/1/model.onnx',
-    );
+    const size = Number(pythonParams.preprocess_size);
+    expect(pythonParams.preprocess_layout).toBe('CHW');
+    expect(tensors(onnx, 'input').get(pythonParams.onnx_input_name ?? '')).toEqual([3, size, size]);
+    expect(tensors(onnx, 'output').get(pythonParams.onnx_output_name ?? '')).toEqual([LABELS.length]);
     expect(onnx).toMatch(/label_filename:\s*"labels.txt"/);
     expect(resolveFromModel(pythonParams.labels_path)).toBe('models_staging/food_classifier_onnx/labels.txt');
     const labels = read('models_staging/food_classifier_onnx/labels.txt').split('\n').filter(Boolean);
     expect(labels).toEqual(LABELS);
   });
 
-  it('documents the softmax change and the model file location', () => {
+  it('documents the softmax change, the BLS call and that both models must be loaded', () => {
     const readme = read('models_staging/food_classifier/README.md');
     expect(readme).toMatch(/sigmoid/);
     expect(readme).toMatch(/softmax/);
-    expect(readme).toContain('onnx_model_path');
+    expect(readme).toContain('onnx_model_name');
+    expect(readme).toMatch(/BLS/);
+    expect(readme).toContain('--load-model=food_classifier_onnx');
+    expect(read('models_staging/README.md')).toContain('--load-model=food_classifier_onnx');
   });
 });

@@ -25,7 +25,7 @@ const report: PythonReport | undefined = lastLine.startsWith('{')
   ? (JSON.parse(lastLine) as PythonReport)
   : undefined;
 
-describe('food_classifier model.py (python3 + numpy + PIL, Triton and onnxruntime stand-ins)', () => {
+describe('food_classifier model.py (python3 + numpy + PIL; stand-ins for Triton with BLS and for food_classifier_onnx)', () => {
   it('the Python suite ran to completion and passed', () => {
     expect(report, `python output:\n${run.stdout}\n${run.stderr}`).toBeDefined();
     expect(report?.ran).toBeGreaterThanOrEqual(20);

@@ -1,7 +1,8 @@
 // models_staging/food_classifier as it is in the repository, on the real food model: the Python
-// model (Debian python3 + PIL, the Triton stand-in, the real model.onnx run by onnxruntime-node
-// through the onnxruntime stand-in's bridge) against the web app's path (sharp preprocessing with
-// food_classifier_onnx's parameters + onnxruntime-node) on the held-out photos.
+// model (Debian python3 + PIL, the Triton stand-in, its BLS calls to food_classifier_onnx answered by
+// the real model.onnx run by onnxruntime-node through the NodeBridgeModel stand-in) against the web
+// app's path (sharp preprocessing with food_classifier_onnx's parameters + onnxruntime-node) on the
+// held-out photos. (Against the embedded server's real Python backend: an end-to-end test to come.)
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +16,7 @@ type Row = { path: string } | { text: string };
 type Answer = { labels: string[]; probabilities: number[]; shape: number[] } | { error: string };
 interface PythonOutput {
   runs: number[];
+  calls: { model: string; input: string[]; requested: string[] }[];
   executes: Answer[][];
   onnx: string;
 }
@@ -101,12 +103,18 @@ beforeAll(async () => {
 }, 300_000);
 
 describe('food_classifier (Python backend) on the real food model', () => {
-  it('loads the model.onnx of food_classifier_onnx through its config path', () => {
+  it("calls food_classifier_onnx (answered by its real model.onnx) by its config's model and tensor names", () => {
     expect(output.onnx).toBe(MODEL_FILE);
     expect(heldOut.length).toBeGreaterThan(50);
+    const params = pbtxtParameters(read('models_staging/food_classifier/config.pbtxt'));
+    expect(params.onnx_model_name).toBe('food_classifier_onnx');
+    expect(output.calls.length).toBeGreaterThan(0);
+    for (const call of output.calls) {
+      expect(call).toEqual({ model: 'food_classifier_onnx', input: ['input'], requested: ['output'] });
+    }
   });
 
-  it('runs one onnxruntime session per execute(), with every row of every request in it', () => {
+  it('makes one BLS call per execute(), with every row of every request in it', () => {
     const expected = output.executes.map((_, e) =>
       e < output.executes.length - 1 ? Math.min(16, heldOut.length - e * 16) : 3,
     );

@@ -1,6 +1,6 @@
-// Helper of the onnxruntime TEST STAND-IN (onnxruntime.py): runs a real ONNX file with
-// onnxruntime-node so the Python model can be tested on the real food model without the Python
-// onnxruntime package. Not shipped.
+// Helper of the TEST STAND-IN NodeBridgeModel (called_models.py): runs a real ONNX file with
+// onnxruntime-node, so food_classifier's BLS calls to food_classifier_onnx can be answered by the
+// real food model under plain python3. Not shipped.
 //
 //   node ort_node_bridge.mjs describe <model.onnx>
 //     -> {"inputs": ["input"], "outputs": ["output"]}

@@ -1,10 +1,18 @@
 """TEST STAND-IN for Triton's `triton_python_backend_utils` module.
 
 The real module exists only inside Triton's Python backend stub. This stand-in implements the part
-of its API that models/food_classifier/1/model.py uses, with the same names and call shapes, and is
-strict where the real one is strict (output tensors must be numeric or object/bytes arrays), so the
-model can be run and checked under plain Debian python3. It is never shipped in an image.
+of its documented API that models_staging/food_classifier/1/model.py uses, with the same names and
+call shapes, and is strict where the real one is strict (output tensors must be numeric or
+object/bytes arrays; BLS only inside execute()), so the model can be run and checked under plain
+Debian python3. It is never shipped in an image.
+
+Business Logic Scripting: `InferenceRequest(model_name=..., requested_output_names=[...],
+inputs=[...]).exec()` dispatches to the handler a test registered for that model name with
+`serve_model(name, handler)` (test-only, not part of Triton's API); a handler takes the request and
+returns an InferenceResponse. An unregistered name answers Triton's error for an unknown model.
 """
+
+import contextlib
 
 import numpy as np
 
@@ -62,15 +70,96 @@ class Tensor:
     def as_numpy(self):
         return self._array
 
+    def is_cpu(self):
+        return True
+
+
+# Memory types of tritonserver.h's TRITONSERVER_MemoryType, for PreferredMemory.
+TRITONSERVER_MEMORY_CPU = 0
+TRITONSERVER_MEMORY_CPU_PINNED = 1
+TRITONSERVER_MEMORY_GPU = 2
+
+
+class PreferredMemory:
+    def __init__(self, preferred_memory_type, preferred_device_id=0):
+        self.preferred_memory_type = preferred_memory_type
+        self.preferred_device_id = preferred_device_id
+
+
+# TEST-ONLY state: the models BLS requests reach, and whether BLS is allowed right now.
+_MODELS = {}
+_BLS_ALLOWED = [True]
+
+
+def serve_model(name, handler):
+    """TEST-ONLY: make BLS requests for `name` call handler(request) -> InferenceResponse."""
+    _MODELS[name] = handler
+
+
+def clear_models():
+    """TEST-ONLY: forget every model registered with serve_model."""
+    _MODELS.clear()
+
+
+@contextlib.contextmanager
+def bls_disabled():
+    """TEST-ONLY: Triton supports BLS only inside execute(); wrap initialize()/finalize() in this."""
+    _BLS_ALLOWED.append(False)
+    try:
+        yield
+    finally:
+        _BLS_ALLOWED.pop()
+
 
 class InferenceRequest:
-    """Only what a model's execute() reads; real requests come from Triton's scheduler."""
+    """The requests Triton's scheduler hands execute(), and BLS requests a model builds and exec()s."""
 
-    def __init__(self, inputs, model_name="", requested_output_names=(), request_id=""):
+    def __init__(
+        self,
+        inputs,
+        model_name="",
+        requested_output_names=(),
+        request_id="",
+        correlation_id=0,
+        model_version=-1,
+        flags=0,
+        timeout=0,
+        preferred_memory=None,
+    ):
+        for tensor in inputs:
+            if not isinstance(tensor, Tensor):
+                raise TritonModelException("InferenceRequest inputs must be pb_utils.Tensor objects")
+        for name in requested_output_names:
+            if not isinstance(name, str):
+                raise TritonModelException("requested_output_names must be strings")
+        if preferred_memory is not None and not isinstance(preferred_memory, PreferredMemory):
+            raise TritonModelException("preferred_memory must be a pb_utils.PreferredMemory")
         self._inputs = list(inputs)
         self._model_name = model_name
         self._requested_output_names = list(requested_output_names)
         self._request_id = request_id
+        self._model_version = model_version
+        self._timeout = timeout
+        self.preferred_memory = preferred_memory
+
+    def model_name(self):
+        return self._model_name
+
+    def exec(self, decoupled=False):
+        if not _BLS_ALLOWED[-1]:
+            raise TritonModelException("BLS requests are supported only inside execute()")
+        if decoupled:
+            raise TritonModelException("the stand-in has no decoupled models")
+        handler = _MODELS.get(self._model_name)
+        if handler is None:
+            return InferenceResponse(
+                output_tensors=[],
+                error=TritonError(f"Request for unknown model: '{self._model_name}' is not found"),
+            )
+        response = handler(self)
+        if not isinstance(response, InferenceResponse):
+            raise TypeError("a served model's handler must return an InferenceResponse")
+        return response
 
     def inputs(self):
         return list(self._inputs)
