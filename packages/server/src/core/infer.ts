@@ -6,6 +6,7 @@
  * @packageDocumentation
  */
 import {
+  DATATYPE_BYTE_SIZE,
   elementCount,
   isDatatype,
   tensorDataFromBytes,
@@ -94,7 +95,7 @@ function rawInput(config: ModelConfig, raw: Uint8Array, prefix: string): CoreInf
     return { name: input.name, datatype, shape, data: [raw] };
   }
   const size = raw.byteLength;
-  const elem = tensorElementSize(datatype);
+  const elem = DATATYPE_BYTE_SIZE[datatype];
   if (dynamicAxis !== -1) shape[dynamicAxis] = count === 0 ? 0 : Math.floor(size / count / elem);
   return {
     name: input.name,
@@ -104,26 +105,6 @@ function rawInput(config: ModelConfig, raw: Uint8Array, prefix: string): CoreInf
   };
 }
 
-function tensorElementSize(datatype: Datatype): number {
-  switch (datatype) {
-    case 'BOOL':
-    case 'INT8':
-    case 'UINT8':
-      return 1;
-    case 'INT16':
-    case 'UINT16':
-    case 'FP16':
-    case 'BF16':
-      return 2;
-    case 'INT32':
-    case 'UINT32':
-    case 'FP32':
-      return 4;
-    default:
-      return 8;
-  }
-}
-
 function decodeRaw(
   datatype: Datatype,
   bytes: Uint8Array,
@@ -131,9 +112,9 @@ function decodeRaw(
   name: string,
   model: string,
 ): TensorData {
-  if (datatype !== 'BYTES' && bytes.byteLength !== count * tensorElementSize(datatype)) {
+  if (datatype !== 'BYTES' && bytes.byteLength !== count * DATATYPE_BYTE_SIZE[datatype]) {
     throw invalidArg(
-      `input byte size mismatch for input '${name}' for model '${model}'. Expected ${count * tensorElementSize(datatype)}, got ${bytes.byteLength}`,
+      `input byte size mismatch for input '${name}' for model '${model}'. Expected ${count * DATATYPE_BYTE_SIZE[datatype]}, got ${bytes.byteLength}`,
     );
   }
   try {
@@ -327,7 +308,7 @@ export function prepareRequest(
             `${prefix}expected ${count} string elements for inference input '${input.name}' for model '${model}', got ${n}`,
           );
         }
-        const size = tensorElementSize(expected);
+        const size = DATATYPE_BYTE_SIZE[expected];
         throw invalidArg(
           `${prefix}input byte size mismatch for input '${input.name}' for model '${model}'. Expected ${count * size}, got ${n * size}`,
         );
