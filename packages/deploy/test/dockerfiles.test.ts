@@ -239,7 +239,7 @@ describe('docker/Dockerfile.triton', () => {
       ),
     );
     // What model.py needs beyond the standard library and what the Triton image provides.
-    const pipName: Record<string, string> = { PIL: 'pillow', onnxruntime: 'onnxruntime-gpu' };
+    const pipName: Record<string, string> = { PIL: 'pillow' };
     const providedByImage = new Set(['numpy', 'triton_python_backend_utils']);
     const stdlib = new Set(['base64', 'binascii', 'concurrent', 'io', 'json', 'math', 'os', 're']);
     const installs = runText(triton);
@@ -249,7 +249,14 @@ describe('docker/Dockerfile.triton', () => {
       expect(name, `model.py imports ${module}; map it to a pip package here`).toBeDefined();
       expect(installs).toMatch(new RegExp(`pip install[^\\n]*"?${name}[=>"\\s]`));
     }
-    expect(installs).toMatch(/import numpy, PIL, onnxruntime/);
+    expect(installs).toMatch(/import numpy, PIL\b/);
+  });
+
+  it('installs no Python inference runtime: model.py calls food_classifier_onnx by BLS', () => {
+    const modelPy = read('models_staging/food_classifier/1/model.py');
+    expect(modelPy).toMatch(/pb_utils\.InferenceRequest\(/);
+    expect(modelPy).not.toMatch(/^\s*(import|from)\s+onnxruntime/m);
+    expect(runText(triton)).not.toMatch(/onnxruntime/);
   });
 
   it("exposes Triton's three ports and checks /v2/health/ready", () => {

@@ -180,7 +180,7 @@ describe('docker/k8s/kserve (InferenceService on a Triton ServingRuntime)', () =
     expect(runtimeSpec.protocolVersions).toContain('v2');
   });
 
-  it("uses the GourmetGram Triton image (the stock one lacks model.py's Pillow and onnxruntime)", () => {
+  it("uses the GourmetGram Triton image (the stock one lacks model.py's Pillow)", () => {
     expect(rc.image).toMatch(/gourmetgram\/triton:/);
   });
 
