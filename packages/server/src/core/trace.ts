@@ -269,7 +269,10 @@ function parseCount(value: unknown): number {
   return n;
 }
 
-/** `trace_level`: a list; `OFF` alone, or `TIMESTAMPS`. An empty list changes nothing (as Triton). */
+/**
+ * `trace_level`: a list; `OFF` alone, or `TIMESTAMPS`. An empty list, and names Triton does not
+ * know, change nothing (as Triton, which skips them).
+ */
 function parseLevel(value: unknown): TraceLevel | undefined {
   const list = Array.isArray(value) ? (value as unknown[]) : [value];
   let level: TraceLevel | undefined;
@@ -281,10 +284,8 @@ function parseLevel(value: unknown): TraceLevel | undefined {
       level = 'TIMESTAMPS';
     } else if (l === 'TENSORS') {
       throw invalidArg(`trace_level: ${TENSORS_REFUSED}`);
-    } else {
-      throw invalidArg(
-        `invalid value for trace_level: '${typeof l === 'string' ? l : stringifyJson(l)}' (expected OFF or TIMESTAMPS)`,
-      );
+    } else if (typeof l !== 'string') {
+      throw invalidArg(`invalid value for trace_level: '${stringifyJson(l)}' (expected a string)`);
     }
   }
   return level;
@@ -295,8 +296,9 @@ function parseLevel(value: unknown): TraceLevel | undefined {
  * is refused (UNSUPPORTED, the file is a command-line setting only); `null` makes a setting fall back
  * (a model's to the global setting, the global one to its startup value).
  *
- * Stricter than Triton: unknown keys and unknown levels are refused instead of ignored, and
- * `trace_mode` may only be `triton`.
+ * As Triton (HTTP `HandleTrace`, gRPC `TraceSetting`), keys it does not read are ignored — among
+ * them `trace_mode`, which is fixed at startup (`--trace-config mode=…`) and only reported — and so
+ * are level names it does not know. Only the `TENSORS` level is refused (not supported here).
  * @throws ServerError
  */
 export function parseTraceUpdate(body: unknown): TraceSettingsUpdate {
@@ -327,11 +329,9 @@ export function parseTraceUpdate(body: unknown): TraceSettingsUpdate {
       case 'log_frequency':
         update.logFrequency = value === null ? null : parseUint(key, value);
         break;
-      case 'trace_mode':
-        if (value !== null && scalar(key, value) !== 'triton') throw invalidArg(OPENTELEMETRY_REFUSED);
-        break;
       default:
-        throw invalidArg(`unknown trace setting '${key}'`);
+        // Triton reads no other key (`trace_mode` included): ignored.
+        break;
     }
   }
   return update;

@@ -317,6 +317,20 @@ describe('repository, settings and shared memory', () => {
     expect(e.details).toBe("expect only 1 value for 'trace_rate'");
     const m = await grpcError(client.call('TraceSetting', { modelName: 'nope' }));
     expect(m.details).toBe('Request for unknown model : nope');
+    // As tritonserver's TraceSetting: keys it does not read (trace_mode included) and unknown level
+    // names are ignored; trace_mode is reported as 'triton', as over HTTP.
+    const ignored = await client.call<TraceSettingResponse>('TraceSetting', {
+      settings: {
+        trace_mode: { value: ['opentelemetry'] },
+        trace_level: { value: ['LOUD'] },
+        foo: { value: ['1', '2'] },
+      },
+    });
+    expect(ignored.settings.trace_mode?.value).toEqual(['triton']);
+    expect(ignored.settings.trace_level?.value).toEqual(['OFF']);
+    expect(Object.keys(ignored.settings).sort()).toEqual(
+      ['log_frequency', 'trace_count', 'trace_file', 'trace_level', 'trace_mode', 'trace_rate'].sort(),
+    );
   });
 
   it('shared memory: status is empty, register refused without --allow-client-shm', async () => {

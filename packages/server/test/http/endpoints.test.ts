@@ -437,9 +437,18 @@ describe('trace and log settings', () => {
     expect(m.json).toMatchObject({ trace_rate: '7', trace_count: '5' });
     const reset = await post(url, '/v2/models/simple/trace/setting', JSON.stringify({ trace_count: null }));
     expect(reset.json).toMatchObject({ trace_count: '-1' });
-    const bad = await post(url, '/v2/trace/setting', JSON.stringify({ trace_level: ['LOUD'] }));
-    expect(bad.status).toBe(400);
-    expect((bad.json as { error: string }).error).toContain('trace_level');
+    // As tritonserver: keys it does not read (trace_mode is fixed at startup) and unknown level
+    // names are ignored; trace_mode is reported as Triton's InferenceTraceModeString ('triton').
+    const ignored = await post(
+      url,
+      '/v2/trace/setting',
+      JSON.stringify({ trace_level: ['LOUD'], trace_mode: 'opentelemetry', foo: 1, trace_rate: '8' }),
+    );
+    expect(ignored.status).toBe(200);
+    expect(ignored.json).toMatchObject({ trace_level: ['OFF'], trace_rate: '8', trace_mode: 'triton' });
+    expect(ignored.json).not.toHaveProperty('foo');
+    const tensors = await post(url, '/v2/trace/setting', JSON.stringify({ trace_level: ['TENSORS'] }));
+    expect(tensors.status).toBe(400);
   });
 
   it('updates log settings and returns the full object', async () => {

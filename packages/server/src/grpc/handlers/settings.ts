@@ -39,11 +39,7 @@ function traceUpdate(settings: TraceSettingRequest['settings']): Record<string, 
     else if (values.length === 1) update[key] = values[0];
     else throw invalidArg(`expect only 1 value for '${key}'`);
   }
-  // Keys tritonserver does not read are handed on, so the core refuses them as over HTTP.
-  for (const [key, setting] of Object.entries(settings)) {
-    if ((TRACE_KEYS as readonly string[]).includes(key)) continue;
-    update[key] = setting.value.length === 1 ? setting.value[0] : [...setting.value];
-  }
+  // Keys tritonserver does not read (`trace_mode` among them) are ignored, as there.
   return update;
 }
 
