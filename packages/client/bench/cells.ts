@@ -6,7 +6,8 @@
  */
 import { Client as GrpcClient, credentials } from '@grpc/grpc-js';
 import { Pool } from 'undici';
-import { TritonClient, encodeInferRequest, type InferInput, type InferResult } from '../src/index.js';
+import { TritonClient, type InferInput, type InferResult } from '../src/index.js';
+import { encodeInferRequest } from '../src/protocol/index.js';
 import { createGrpcClient } from '../src/grpc/index.js';
 import { channelOptionsFor } from '../src/grpc/options.js';
 import {

@@ -8,7 +8,8 @@
  * @packageDocumentation
  */
 import type { CompressionAlgorithm } from './protocol/compression.js';
-import type { InferInput, InferRequestOptions } from './protocol/infer-request.js';
+import type { InferInput } from './protocol/infer-request.js';
+import type { HttpInferHints, NeutralRequestOptions } from './protocol/message.js';
 
 /** A 64-bit unsigned value: `number` when exact, `bigint` beyond `Number.MAX_SAFE_INTEGER`. */
 export type Uint64 = number | bigint;
@@ -156,12 +157,13 @@ export interface InferCall {
   readonly modelName: string;
   readonly modelVersion: string;
   readonly inputs: readonly InferInput[];
-  readonly request: InferRequestOptions;
+  /** The transport-neutral request options. */
+  readonly request: NeutralRequestOptions;
   readonly requestCompression: CompressionAlgorithm | undefined;
   readonly responseCompression: CompressionAlgorithm | undefined;
   /**
-   * Send the single input as a raw binary request (HTTP: `Inference-Header-Content-Length: 0`, no
-   * JSON). A transport without such a mode sends an ordinary request.
+   * HTTP-only hints (`binary_data_output`, the outputs' `binary_data`, the raw binary request);
+   * only the HTTP transport reads them, other transports ignore them.
    */
-  readonly rawBinaryRequest: boolean;
+  readonly http: HttpInferHints;
 }

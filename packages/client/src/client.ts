@@ -35,6 +35,7 @@ import {
 } from './options.js';
 import type { CompressionAlgorithm } from './protocol/compression.js';
 import type { InferInput, InferRequestOptions } from './protocol/infer-request.js';
+import { splitRequestOptions } from './protocol/message.js';
 import { backoffDelay, isRetryable, sleep, type BackoffPolicy } from './retry.js';
 import type { Transport, TransportContext } from './transport.js';
 
@@ -403,21 +404,22 @@ export class TritonClient {
     options: InferOptions = {},
   ): Promise<InferResult> {
     if (options.rawBinaryRequest === true) checkRawBinaryRequest(inputs, options);
-    const decoded = await this.#call('infer', options.retry === true, options, (ctx) =>
+    const { request, http } = splitRequestOptions(options);
+    const response = await this.#call('infer', options.retry === true, options, (ctx) =>
       this.transport.infer(
         {
           modelName,
           modelVersion: versionString(options.modelVersion),
           inputs,
-          request: options,
+          request,
           requestCompression: options.requestCompression,
           responseCompression: options.responseCompression,
-          rawBinaryRequest: options.rawBinaryRequest === true,
+          http: { ...http, ...(options.rawBinaryRequest === true ? { rawBinaryRequest: true } : {}) },
         },
         ctx,
       ),
     );
-    return new InferResult(decoded);
+    return new InferResult(response);
   }
 
   /** Closes pooled connections after in-flight calls finish; later calls throw. */

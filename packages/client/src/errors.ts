@@ -23,6 +23,54 @@ export class TritonError extends Error {
   }
 }
 
+/**
+ * The kind of a server error, the same on every transport: Triton's status kinds
+ * (`TRITONSERVER_Error_Code`). Over gRPC it is read from the status code (Triton sends
+ * INVALID_ARGUMENT, NOT_FOUND, UNAVAILABLE, UNIMPLEMENTED, INTERNAL, ALREADY_EXISTS, CANCELLED,
+ * UNKNOWN); over HTTP from the status (Triton's `HttpCodeFromError` reversed: 404 NOT_FOUND,
+ * 503 UNAVAILABLE, 501 UNSUPPORTED, 500 INTERNAL, 400 INVALID_ARG — Triton also answers 400 for
+ * UNKNOWN, ALREADY_EXISTS and CANCELLED, which HTTP cannot tell apart). Any other status or code,
+ * and an in-band stream error (which carries no status), is `UNKNOWN`.
+ */
+export type TritonErrorReason =
+  | 'INVALID_ARG'
+  | 'NOT_FOUND'
+  | 'UNAVAILABLE'
+  | 'UNSUPPORTED'
+  | 'INTERNAL'
+  | 'ALREADY_EXISTS'
+  | 'CANCELLED'
+  | 'UNKNOWN';
+
+const HTTP_STATUS_REASON: Readonly<Record<number, TritonErrorReason>> = {
+  400: 'INVALID_ARG',
+  404: 'NOT_FOUND',
+  500: 'INTERNAL',
+  501: 'UNSUPPORTED',
+  503: 'UNAVAILABLE',
+};
+
+const GRPC_CODE_REASON: Readonly<Record<number, TritonErrorReason>> = {
+  1: 'CANCELLED',
+  2: 'UNKNOWN',
+  3: 'INVALID_ARG',
+  5: 'NOT_FOUND',
+  6: 'ALREADY_EXISTS',
+  12: 'UNSUPPORTED', // UNIMPLEMENTED
+  13: 'INTERNAL',
+  14: 'UNAVAILABLE',
+};
+
+/** The {@link TritonErrorReason} of an HTTP error status. */
+export function reasonForHttpStatus(status: number): TritonErrorReason {
+  return HTTP_STATUS_REASON[status] ?? 'UNKNOWN';
+}
+
+/** The {@link TritonErrorReason} of a gRPC status code. */
+export function reasonForGrpcCode(code: number): TritonErrorReason {
+  return GRPC_CODE_REASON[code] ?? 'UNKNOWN';
+}
+
 /** The message the Python client reports when an error response has an empty body. */
 export const EMPTY_RESPONSE_MESSAGE = 'client received an empty response from the server.';
 
@@ -31,8 +79,10 @@ export const EMPTY_RESPONSE_MESSAGE = 'client received an empty response from th
  * {@link EMPTY_RESPONSE_MESSAGE}, or the raw body when it was not JSON).
  */
 export class TritonServerError extends TritonError {
-  /** HTTP status code (for gRPC: the mapped HTTP equivalent). */
+  /** HTTP status code (for gRPC: the mapped HTTP equivalent, {@link httpStatusForGrpcCode}). */
   readonly status: number;
+  /** The transport-neutral kind of the failure (see {@link TritonErrorReason}); switch on this. */
+  readonly reason: TritonErrorReason;
   /** The raw response body text, for debugging. */
   readonly body: string;
   readonly transport: TransportKind;
@@ -42,11 +92,19 @@ export class TritonServerError extends TritonError {
   constructor(
     status: number,
     message: string,
-    options: { body: string; transport: TransportKind; retryAfterMs?: number; cause?: unknown },
+    options: {
+      body: string;
+      transport: TransportKind;
+      retryAfterMs?: number;
+      cause?: unknown;
+      /** Default: {@link reasonForHttpStatus} of `status`. */
+      reason?: TritonErrorReason;
+    },
   ) {
     super('SERVER_ERROR', message, options);
     this.name = 'TritonServerError';
     this.status = status;
+    this.reason = options.reason ?? reasonForHttpStatus(status);
     this.body = options.body;
     this.transport = options.transport;
     this.retryAfterMs = options.retryAfterMs;

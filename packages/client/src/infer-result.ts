@@ -9,22 +9,26 @@ import { bytesToStrings } from './protocol/bytes.js';
 import { parseClassificationEntry, type ClassificationEntry } from './protocol/classification.js';
 import type { Datatype, TensorData } from './protocol/datatypes.js';
 import { bf16ArrayToFloat32, fp16ArrayToFloat32 } from './protocol/fp16.js';
-import {
-  decodeInferResponse,
-  type DecodedInferResponse,
-  type DecodedOutput,
-} from './protocol/infer-response.js';
+import { inferResponseFromHttp } from './protocol/infer-response.js';
+import { tensorDataToJson } from './protocol/json-data.js';
+import type { InferResponse, InferResponseOutput } from './protocol/message.js';
 import type { Tensor } from './protocol/tensor.js';
-import type { InferResponseJson, Parameters } from './protocol/wire.js';
+import type { InferOutputJson, InferResponseJson, Parameters } from './protocol/wire.js';
 
-/** The result of `TritonClient.infer`. Output data is not copied from the response body. */
+/**
+ * The result of `TritonClient.infer` (and of a gRPC stream message): a view of the
+ * transport-neutral {@link InferResponse}, so one request gives the same result over HTTP and gRPC.
+ * Output data is not copied from the received message.
+ */
 export class InferResult {
-  readonly #decoded: DecodedInferResponse;
-  readonly #byName: Map<string, DecodedOutput>;
+  readonly #response: InferResponse;
+  readonly #byName: Map<string, InferResponseOutput>;
+  #httpView: InferResponseJson | undefined;
 
-  constructor(decoded: DecodedInferResponse) {
-    this.#decoded = decoded;
-    this.#byName = new Map(decoded.outputs.map((o) => [o.name, o]));
+  /** Wraps a neutral response (what `Transport.infer` returns). */
+  constructor(response: InferResponse) {
+    this.#response = response;
+    this.#byName = new Map(response.outputs.map((o) => [o.name, o]));
   }
 
   /**
@@ -40,40 +44,54 @@ export class InferResult {
   ): Promise<InferResult> {
     try {
       const plain = await decompressBody(body, options.contentEncoding);
-      return new InferResult(decodeInferResponse(plain, options.headerLength));
+      return new InferResult(inferResponseFromHttp(plain, options.headerLength));
     } catch (error) {
       throw protocolFailure(error);
     }
   }
 
-  /** The response JSON as received (wire field names; binary outputs carry `binary_data_size`). */
+  /** The transport-neutral response this result reads. */
+  get inferResponse(): InferResponse {
+    return this.#response;
+  }
+
+  /**
+   * The response as an HTTP JSON header (wire field names), built on first use from the neutral
+   * response, for code written against the HTTP wire. An output that carries `binary_data_size`
+   * (it came in the HTTP binary tail) has no `data`; any other output with data has it as JSON
+   * `data` (an FP16/BF16 one, which JSON cannot carry, has none). Over gRPC it is the same view of
+   * the gRPC response.
+   * @deprecated Read {@link InferResult.modelName}, {@link InferResult.outputParameters},
+   *   {@link InferResult.asTypedArray} and the other accessors, or {@link InferResult.inferResponse}.
+   */
   get response(): InferResponseJson {
-    return this.#decoded.json;
+    this.#httpView ??= httpView(this.#response);
+    return this.#httpView;
   }
 
   /** `model_name` of the response. */
   get modelName(): string {
-    return this.#decoded.json.model_name;
+    return this.#response.modelName;
   }
 
   /** `model_version` of the response. */
   get modelVersion(): string | undefined {
-    return this.#decoded.json.model_version;
+    return this.#response.modelVersion;
   }
 
   /** The echoed request id, if any. */
   get id(): string | undefined {
-    return this.#decoded.json.id;
+    return this.#response.id;
   }
 
   /** Response parameters. */
   get parameters(): Parameters {
-    return this.#decoded.json.parameters ?? {};
+    return this.#response.parameters;
   }
 
   /** Output names in response order. */
   get outputNames(): string[] {
-    return this.#decoded.outputs.map((o) => o.name);
+    return this.#response.outputs.map((o) => o.name);
   }
 
   /** True when the response has an output of this name. */
@@ -81,7 +99,7 @@ export class InferResult {
     return this.#byName.has(name);
   }
 
-  #get(name: string): DecodedOutput {
+  #get(name: string): InferResponseOutput {
     const output = this.#byName.get(name);
     if (output === undefined) {
       throw new TritonInvalidArgumentError(
@@ -91,7 +109,7 @@ export class InferResult {
     return output;
   }
 
-  #data(name: string): { output: DecodedOutput; data: TensorData } {
+  #data(name: string): { output: InferResponseOutput; data: TensorData } {
     const output = this.#get(name);
     if (output.data === undefined) {
       throw new TritonInvalidArgumentError(`output '${name}' has no data in the response (shared memory?)`);
@@ -167,4 +185,25 @@ export class InferResult {
   classifications(name: string): ClassificationEntry[] {
     return this.asStrings(name).map(parseClassificationEntry);
   }
+}
+
+/** The HTTP JSON header equivalent of a neutral response (see {@link InferResult.response}). */
+function httpView(response: InferResponse): InferResponseJson {
+  const json = { model_name: response.modelName } as InferResponseJson;
+  if (response.modelVersion !== undefined) json.model_version = response.modelVersion;
+  if (response.id !== undefined) json.id = response.id;
+  if (Object.keys(response.parameters).length > 0) json.parameters = response.parameters;
+  json.outputs = response.outputs.map((o): InferOutputJson => {
+    const out: InferOutputJson = { name: o.name, datatype: o.datatype, shape: o.shape };
+    if (Object.keys(o.parameters).length > 0) out.parameters = o.parameters;
+    if (o.data !== undefined && o.parameters.binary_data_size === undefined) {
+      try {
+        out.data = tensorDataToJson(o.datatype, o.data, 'output', o.name);
+      } catch {
+        // FP16 / BF16: JSON has no form for them; the view leaves the data out.
+      }
+    }
+    return out;
+  });
+  return json;
 }

@@ -1,7 +1,8 @@
 /**
- * The seam between `TritonClient` and a wire protocol. The HTTP transport implements it today; a
- * gRPC transport implements the same operations later, so `TritonClient` (options, retries,
- * timeouts, errors, results) stays the same for both.
+ * The seam between `TritonClient` and a wire protocol. The HTTP and gRPC transports implement it,
+ * so `TritonClient` (options, retries, timeouts, errors, results) stays the same for both. Only
+ * transport-neutral types cross it: `infer` takes an {@link InferCall} (neutral request options
+ * plus HTTP-only hints other wires ignore) and returns the neutral {@link InferResponse}.
  *
  * A transport throws `TritonServerError`, `TritonConnectionError` or `TritonProtocolError`; it
  * need not tell timeouts from aborts (the client does, from the signals it created).
@@ -23,7 +24,7 @@ import type {
 } from './api-types.js';
 import type { TransportKind } from './errors.js';
 import type { QueryParams } from './query-params.js';
-import type { DecodedInferResponse } from './protocol/infer-response.js';
+import type { InferResponse } from './protocol/message.js';
 
 /** Per-call context handed to a transport. */
 export interface TransportContext {
@@ -79,7 +80,7 @@ export interface Transport {
     ctx: TransportContext,
   ): Promise<void>;
   unregisterCudaSharedMemory(name: string, ctx: TransportContext): Promise<void>;
-  infer(call: InferCall, ctx: TransportContext): Promise<DecodedInferResponse>;
+  infer(call: InferCall, ctx: TransportContext): Promise<InferResponse>;
   /** Closes pooled connections; in-flight calls finish first. */
   close(): Promise<void>;
 }

@@ -1,18 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import {
   backoffDelay,
-  decodeInferResponse,
-  encodeInferResponse,
   generateRequestBody,
   InferResult,
   parseResponseBody,
   parseRetryAfter,
   TritonInvalidArgumentError,
   TritonProtocolError,
-  compressBody,
   httpStatusForGrpcCode,
+  reasonForGrpcCode,
+  reasonForHttpStatus,
   TritonClient,
+  TritonServerError,
 } from '../src/index.js';
+import { compressBody, decodeInferResponse, encodeInferResponse } from '../src/protocol/index.js';
 import { parseServerUrl } from '../src/http/index.js';
 
 describe('server url', () => {
@@ -154,6 +155,38 @@ describe('one status table for both transports', () => {
   it('maps gRPC codes to the HTTP statuses Triton uses, so 503 retries apply to UNAVAILABLE', () => {
     expect([3, 5, 12, 13, 14].map(httpStatusForGrpcCode)).toEqual([400, 404, 501, 500, 503]);
     expect(httpStatusForGrpcCode(99)).toBe(500);
+  });
+
+  it("gives every server error a transport-neutral reason: Triton's status kinds", () => {
+    expect([400, 404, 500, 501, 503, 413, 429].map(reasonForHttpStatus)).toEqual([
+      'INVALID_ARG',
+      'NOT_FOUND',
+      'INTERNAL',
+      'UNSUPPORTED',
+      'UNAVAILABLE',
+      'UNKNOWN',
+      'UNKNOWN',
+    ]);
+    expect([1, 2, 3, 5, 6, 12, 13, 14, 4, 8].map(reasonForGrpcCode)).toEqual([
+      'CANCELLED',
+      'UNKNOWN',
+      'INVALID_ARG',
+      'NOT_FOUND',
+      'ALREADY_EXISTS',
+      'UNSUPPORTED',
+      'INTERNAL',
+      'UNAVAILABLE',
+      'UNKNOWN',
+      'UNKNOWN',
+    ]);
+    const fromHttp = new TritonServerError(503, 'busy', { body: '', transport: 'http' });
+    expect(fromHttp).toMatchObject({ status: 503, reason: 'UNAVAILABLE', code: 'SERVER_ERROR' });
+    const fromGrpc = new TritonServerError(400, 'dup', {
+      body: '',
+      transport: 'grpc',
+      reason: 'ALREADY_EXISTS',
+    });
+    expect(fromGrpc.reason).toBe('ALREADY_EXISTS');
   });
 });
 

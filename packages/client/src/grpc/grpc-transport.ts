@@ -35,7 +35,7 @@ import {
 import type { InferResult } from '../infer-result.js';
 import type { CompressionAlgorithm } from '../protocol/compression.js';
 import type { InferInput } from '../protocol/infer-request.js';
-import type { DecodedInferResponse } from '../protocol/infer-response.js';
+import type { InferResponse } from '../protocol/message.js';
 import { stringifyJson } from '../protocol/json.js';
 import {
   fromModelInferResponse,
@@ -377,7 +377,7 @@ export class GrpcTransport implements Transport {
     await this.unary('CudaSharedMemoryUnregister', { name }, ctx);
   }
 
-  async infer(call: InferCall, ctx: TransportContext): Promise<DecodedInferResponse> {
+  async infer(call: InferCall, ctx: TransportContext): Promise<InferResponse> {
     let request;
     try {
       request = toModelInferRequest({

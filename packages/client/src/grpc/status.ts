@@ -10,6 +10,7 @@ import {
   TritonProtocolError,
   TritonServerError,
   httpStatusForGrpcCode,
+  reasonForGrpcCode,
 } from '../errors.js';
 
 /** True when `error` is a grpc-js call error (it carries a numeric `code` and `details`). */
@@ -39,8 +40,8 @@ function fromServer(error: ServiceError, responded: boolean): boolean {
  *   `DEADLINE_EXCEEDED` or `CANCELLED` (the client then reports its timeout or abort error);
  * - any other status → {@link TritonServerError} with the server's message verbatim, `status` the
  *   HTTP equivalent ({@link httpStatusForGrpcCode}: 503 for a server-sent `UNAVAILABLE`, so it is
- *   retried as HTTP 503 is), `body` the message, `transport: 'grpc'` and the grpc-js error (with its
- *   numeric `code`) as `cause`.
+ *   retried as HTTP 503 is), `reason` from the code ({@link reasonForGrpcCode}), `body` the
+ *   message, `transport: 'grpc'` and the grpc-js error (with its numeric `code`) as `cause`.
  * @param responded - the server had sent response headers before the call failed.
  * @param limits.maxReceiveMessageLength - this client's receive limit, to tell its own refusal of
  *   a large response from a server's refusal of a large request.
@@ -86,5 +87,6 @@ export function tritonErrorFromGrpc(
     body: error.details,
     transport: 'grpc',
     cause: error,
+    reason: reasonForGrpcCode(error.code),
   });
 }

@@ -67,9 +67,12 @@ export function streamResponseFrom(message: ModelStreamInferResponse): StreamRes
   const response = message.inferResponse;
   const id = response?.id ?? '';
   if (message.errorMessage !== '') {
+    // An in-band error carries no status: its kind is unknown (status 400, as Triton's HTTP
+    // front end answers for most request errors).
     const error = new TritonServerError(400, message.errorMessage, {
       body: message.errorMessage,
       transport: 'grpc',
+      reason: 'UNKNOWN',
     });
     return { result: undefined, error, id, final: true, empty: true };
   }

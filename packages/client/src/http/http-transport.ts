@@ -29,7 +29,8 @@ import type { QueryParams } from '../query-params.js';
 import { parseRetryAfter } from '../retry.js';
 import { compressBody, decompressBody } from '../protocol/compression.js';
 import { encodeInferRequest, encodeRawBinaryRequest } from '../protocol/infer-request.js';
-import { decodeInferResponse, type DecodedInferResponse } from '../protocol/infer-response.js';
+import { inferResponseFromHttp } from '../protocol/infer-response.js';
+import { httpRequestOptions, type InferResponse } from '../protocol/message.js';
 import { parseJson, stringifyJson } from '../protocol/json.js';
 import { INFERENCE_HEADER_CONTENT_LENGTH } from '../protocol/wire.js';
 import type { Transport, TransportContext } from '../transport.js';
@@ -330,14 +331,14 @@ export class HttpTransport implements Transport {
     await this.#post(this.#shm('cuda', name, 'unregister'), ctx);
   }
 
-  async infer(call: InferCall, ctx: TransportContext): Promise<DecodedInferResponse> {
+  async infer(call: InferCall, ctx: TransportContext): Promise<InferResponse> {
     let encoded: { body: Uint8Array; headerLength: number | undefined };
     try {
       const first = call.inputs[0];
       encoded =
-        call.rawBinaryRequest && first?.data !== undefined
+        call.http.rawBinaryRequest === true && first?.data !== undefined
           ? encodeRawBinaryRequest(first.datatype, first.data)
-          : encodeInferRequest(call.inputs, call.request);
+          : encodeInferRequest(call.inputs, httpRequestOptions(call.request, call.http));
     } catch (error) {
       throw invalidArgument(error);
     }
@@ -369,7 +370,7 @@ export class HttpTransport implements Transport {
     }
     if (res.status !== 200) throw serverErrorFromResponse({ ...res, body: responseBody });
     try {
-      return decodeInferResponse(responseBody, headerValue(res.headers, INFERENCE_HEADER_CONTENT_LENGTH));
+      return inferResponseFromHttp(responseBody, headerValue(res.headers, INFERENCE_HEADER_CONTENT_LENGTH));
     } catch (error) {
       throw protocolFailure(error);
     }

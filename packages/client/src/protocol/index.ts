@@ -17,3 +17,4 @@ export * from './infer-request.js';
 export * from './infer-response.js';
 export * from './compression.js';
 export * from './classification.js';
+export * from './message.js';

@@ -3,7 +3,7 @@
  * `decodeInferResponse` (client).
  * @packageDocumentation
  */
-import type { Datatype, TensorData } from './datatypes.js';
+import type { Datatype } from './datatypes.js';
 import { ProtocolError } from './errors.js';
 import { tensorDataFromJson, tensorDataToJson } from './json-data.js';
 import { parseJson, stringifyJson } from './json.js';
@@ -21,6 +21,7 @@ import {
   utf8,
 } from './shared.js';
 import type { EncodedBody } from './infer-request.js';
+import type { InferResponse, InferResponseOutput } from './message.js';
 import { elementCount, type Tensor } from './tensor.js';
 import type { InferOutputJson, InferResponseJson, Parameters } from './wire.js';
 
@@ -88,22 +89,16 @@ export function encodeInferResponse(message: InferResponseMessage): EncodedBody<
   return { body: concatBytes([header, ...tail], total), headerLength: header.byteLength, json };
 }
 
-/** One decoded output (client side). */
-export interface DecodedOutput<D extends Datatype = Datatype> {
-  readonly name: string;
-  readonly datatype: D;
-  readonly shape: number[];
-  /** The data; `undefined` when the output went to shared memory. */
-  readonly data: TensorData<D> | undefined;
-  readonly parameters: Parameters;
-}
+/** One decoded output (client side): the neutral {@link InferResponseOutput}. */
+export type DecodedOutput<D extends Datatype = Datatype> = InferResponseOutput<D>;
 
-/** A decoded inference response (client side). */
-export interface DecodedInferResponse {
+/**
+ * A decoded HTTP inference response (client side): the neutral {@link InferResponse} plus the
+ * parsed JSON header. Transports hand on only the neutral part ({@link inferResponseFromHttp}).
+ */
+export interface DecodedInferResponse extends InferResponse {
   /** The parsed JSON header as received (output `data` left as sent). */
   readonly json: InferResponseJson;
-  /** Outputs in response order. */
-  readonly outputs: DecodedOutput[];
 }
 
 /**
@@ -155,5 +150,30 @@ export function decodeInferResponse(
       `the response body has ${body.byteLength - offset} bytes after the last binary output`,
     );
   }
-  return { json: parsed as unknown as InferResponseJson, outputs };
+  const json = parsed as unknown as InferResponseJson;
+  const modelName = typeof json.model_name === 'string' ? json.model_name : '';
+  const modelVersion = typeof json.model_version === 'string' ? json.model_version : undefined;
+  const id = typeof json.id === 'string' && json.id !== '' ? json.id : undefined;
+  const parameters = isObject(json.parameters) ? json.parameters : {};
+  return {
+    modelName,
+    ...(modelVersion === undefined ? {} : { modelVersion }),
+    ...(id === undefined ? {} : { id }),
+    parameters,
+    outputs,
+    json,
+  };
+}
+
+/**
+ * The HTTP wire's response converter: decodes a response body ({@link decodeInferResponse}) into
+ * the neutral {@link InferResponse}, without the JSON header.
+ * @throws ProtocolError on any inconsistency.
+ */
+export function inferResponseFromHttp(
+  body: Uint8Array,
+  headerLength?: string | number | readonly string[] | null,
+): InferResponse {
+  const { json: _header, ...neutral } = decodeInferResponse(body, headerLength);
+  return neutral;
 }

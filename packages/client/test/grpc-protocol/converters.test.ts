@@ -1,6 +1,7 @@
 /** The protobuf ↔ codec converters: refusals, edge cases and views (no oracle needed). */
 import { describe, expect, it } from 'vitest';
 import { ProtocolError } from '../../src/protocol/errors.js';
+import type { InferRequestOptions } from '../../src/protocol/infer-request.js';
 import {
   ModelInferResponseSchema,
   create,
@@ -70,11 +71,12 @@ describe('client side', () => {
   });
 
   it('HTTP-only options are not sent over gRPC', () => {
-    const message = toModelInferRequest({
-      modelName: 'm',
-      inputs: [],
-      request: { binaryDataOutput: false, outputs: [{ name: 'Y', binaryData: false }] },
-    });
+    // The user-facing options (with their HTTP-only hints) may be passed as they are.
+    const userOptions: InferRequestOptions = {
+      binaryDataOutput: false,
+      outputs: [{ name: 'Y', binaryData: false }],
+    };
+    const message = toModelInferRequest({ modelName: 'm', inputs: [], request: userOptions });
     expect(message.parameters).toEqual({});
     expect(message.outputs[0]?.parameters).toEqual({});
   });

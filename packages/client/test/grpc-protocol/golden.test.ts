@@ -369,13 +369,14 @@ describe('ModelInferResponse (server → client)', () => {
     });
     // The client reads Google's bytes.
     const decoded = fromModelInferResponse(decodeMessage(ModelInferResponseSchema, answer.expected));
-    expect(decoded.json).toEqual({
-      model_name: 'm',
-      model_version: '1',
+    expect({ ...decoded, outputs: decoded.outputs.map(({ data: _data, ...o }) => o) }).toEqual({
+      modelName: 'm',
+      modelVersion: '1',
       id: 'req-1',
+      parameters: {},
       outputs: [
-        { name: 'OUT', datatype: 'FP32', shape: [2, 2] },
-        { name: 'TXT', datatype: 'BYTES', shape: [1] },
+        { name: 'OUT', datatype: 'FP32', shape: [2, 2], parameters: {} },
+        { name: 'TXT', datatype: 'BYTES', shape: [1], parameters: {} },
         {
           name: 'SHM',
           datatype: 'FP32',

@@ -1,18 +1,22 @@
 /**
  * The gRPC transport against the real embedded server (its gRPC front end, generated test models):
- * every API answers over gRPC as it does over HTTP, through the same `TritonClient`.
+ * every API answers over gRPC as it does over HTTP, through the same `TritonClient`, and one request
+ * gives the same transport-neutral response and error over both wires.
  */
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TritonClient } from '../../src/client.js';
+import { TritonClient, type InferOptions } from '../../src/client.js';
 import {
   TritonInvalidArgumentError,
   TritonProtocolError,
   TritonServerError,
   TritonTimeoutError,
+  type TritonErrorReason,
 } from '../../src/errors.js';
+import type { InferResult } from '../../src/infer-result.js';
+import type { InferResponse } from '../../src/protocol/message.js';
 import { createGrpcClient, type GrpcTransport, type StreamResponse } from '../../src/grpc/index.js';
 import type { InferInput } from '../../src/protocol/infer-request.js';
 
@@ -361,5 +365,123 @@ describe('ModelStreamInfer', () => {
     expect(Array.from(responses[0]?.result?.asTypedArray('OUTPUT1', 'INT32') ?? [])).toEqual(
       Array.from(a, (v) => v - 3),
     );
+  });
+});
+
+describe('one transport-neutral response and error model over both wires', () => {
+  /**
+   * The neutral response without the HTTP framing parameter (`binary_data_size`), BYTES elements
+   * as plain `Uint8Array`s (a wire may hand out `Buffer` views).
+   */
+  const neutral = (result: InferResult): InferResponse => ({
+    ...result.inferResponse,
+    outputs: result.inferResponse.outputs.map((o) => {
+      const { binary_data_size: _framing, ...parameters } = o.parameters;
+      const data =
+        o.datatype === 'BYTES'
+          ? (o.data as Uint8Array[]).map((e) => new Uint8Array(e.buffer, e.byteOffset, e.byteLength))
+          : o.data;
+      return { ...o, parameters, data };
+    }),
+  });
+
+  it('the same request gives the same InferResponse over HTTP (binary and JSON outputs) and gRPC', async () => {
+    const requests: [string, InferInput[], InferOptions][] = [
+      ['simple', simpleInputs, { requestId: 'n-1' }],
+      ['simple', simpleInputs, { outputs: [{ name: 'OUTPUT1' }, { name: 'OUTPUT0' }] }],
+      ['versioned', [{ name: 'INPUT0', datatype: 'INT32', shape: [1], data: [10] }], { modelVersion: 2 }],
+      ['identity_string', [{ name: 'INPUT0', datatype: 'BYTES', shape: [1, 2], data: ['ab', 'ü'] }], {}],
+      ['identity_int64', [{ name: 'INPUT0', datatype: 'INT64', shape: [1, 1], data: [-(2n ** 63n)] }], {}],
+      [
+        'classifier',
+        [{ name: 'input', datatype: 'FP32', shape: [1, 5], data: [0, 3, 1, 2, 0] }],
+        { outputs: [{ name: 'probs', classCount: 3 }] },
+      ],
+    ];
+    for (const [model, inputs, options] of requests) {
+      const overGrpc = await grpc.infer(model, inputs, options);
+      const overHttp = await http.infer(model, inputs, options);
+      // JSON outputs over HTTP: every requested output with binaryData false.
+      const jsonOptions: InferOptions = {
+        ...options,
+        outputs: (options.outputs ?? overHttp.outputNames.map((name) => ({ name }))).map((o) => ({
+          ...o,
+          binaryData: false,
+        })),
+      };
+      const overHttpJson = await http.infer(model, inputs, jsonOptions);
+      expect(overHttp.inferResponse.outputs.every((o) => o.parameters.binary_data_size !== undefined)).toBe(
+        true,
+      );
+      expect(
+        overHttpJson.inferResponse.outputs.some((o) => o.parameters.binary_data_size !== undefined),
+      ).toBe(false);
+      expect(neutral(overGrpc), model).toEqual(neutral(overHttp));
+      expect(neutral(overHttpJson), `${model} JSON outputs`).toEqual(
+        neutral(await grpc.infer(model, inputs, jsonOptions)),
+      );
+      expect(overGrpc.modelName).toBe(model);
+      expect(overGrpc.id).toBe(overHttp.id);
+      expect(overGrpc.modelVersion).toBe(overHttp.modelVersion);
+      for (const name of overGrpc.outputNames) {
+        expect(overGrpc.view(name).toNested()).toEqual(overHttp.view(name).toNested());
+      }
+    }
+    const top = await grpc.infer(...(requests[5] as [string, InferInput[], InferOptions]));
+    expect(top.classifications('probs').map((c) => c.index)).toEqual([1, 3, 2]);
+  });
+
+  it('the deprecated HTTP-shaped `response` view is built from the neutral response on both wires', async () => {
+    const overGrpc = await grpc.infer('simple', simpleInputs, { requestId: 'v-1' });
+    const overHttp = await http.infer('simple', simpleInputs, {
+      requestId: 'v-1',
+      outputs: [{ name: 'OUTPUT0', binaryData: false }, { name: 'OUTPUT1' }],
+    });
+    expect(overHttp.response).toMatchObject({ model_name: 'simple', id: 'v-1' });
+    expect(overHttp.response.outputs[0]?.data).toEqual(Array.from(a, (v) => v + 3));
+    expect(overHttp.response.outputs[1]?.data).toBeUndefined();
+    expect(overHttp.response.outputs[1]?.parameters?.binary_data_size).toBe(64);
+    expect(overGrpc.response.outputs.map((o) => o.name)).toEqual(['OUTPUT0', 'OUTPUT1']);
+    expect(overGrpc.response.outputs[1]?.data).toEqual(Array.from(a, (v) => v - 3));
+  });
+
+  it('TritonServerError.reason is the same on both wires: INVALID_ARG, NOT_FOUND; UNSUPPORTED from gRPC UNIMPLEMENTED', async () => {
+    const failures: [string, (c: TritonClient) => Promise<unknown>, TritonErrorReason, number][] = [
+      // As Triton: an unknown model is an invalid argument, an unknown region is not found.
+      ['unknown model (metadata)', (c) => c.getModelMetadata('no_such_model'), 'INVALID_ARG', 400],
+      ['unknown model (infer)', (c) => c.infer('no_such_model', simpleInputs), 'INVALID_ARG', 400],
+      ['unknown region', (c) => c.getSystemSharedMemoryStatus('no_such_region'), 'NOT_FOUND', 404],
+      [
+        'missing input',
+        (c) => c.infer('simple', [{ name: 'INPUT0', datatype: 'INT32', shape: [1, 16], data: a }]),
+        'INVALID_ARG',
+        400,
+      ],
+      [
+        'wrong datatype',
+        (c) =>
+          c.infer('simple', [
+            { name: 'INPUT0', datatype: 'FP32', shape: [1, 16], data: new Float32Array(16) },
+            { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], data: b },
+          ]),
+        'INVALID_ARG',
+        400,
+      ],
+    ];
+    for (const [what, run, reason, status] of failures) {
+      const overGrpc = await run(grpc).catch((e: unknown) => e);
+      const overHttp = await run(http).catch((e: unknown) => e);
+      expect(overGrpc, what).toBeInstanceOf(TritonServerError);
+      expect(overHttp, what).toBeInstanceOf(TritonServerError);
+      expect(overGrpc, what).toMatchObject({ reason, status, transport: 'grpc' });
+      expect(overHttp, what).toMatchObject({ reason, status, transport: 'http' });
+    }
+    const refused = await grpc.infer('simple_decoupled', simpleInputs).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ reason: 'UNSUPPORTED', status: 501 });
+    // An in-band stream error carries no status: its kind is unknown.
+    const stream = grpc.transport.openStream();
+    stream.send('no_such_model', simpleInputs);
+    stream.end();
+    for await (const response of stream) expect(response.error).toMatchObject({ reason: 'UNKNOWN' });
   });
 });

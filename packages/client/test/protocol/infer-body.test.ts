@@ -5,8 +5,12 @@ import {
   encodeInferRequest,
   encodeInferResponse,
   encodeRawBinaryRequest,
+  httpRequestOptions,
   outputWantsBinary,
   ProtocolError,
+  splitRequestOptions,
+  type InferInput,
+  type InferRequestOptions,
   type ProtocolErrorCode,
 } from '../../src/protocol/index.js';
 
@@ -452,5 +456,24 @@ describe('response codec', () => {
       '{"model_name":"m","outputs":[{"name":"o","datatype":"FP32","shape":[2],"parameters":{"binary_data_size":8}}]}';
     const body = new Uint8Array([...utf8(header), 0, 0, 0, 0]);
     expect(failure(() => decodeInferResponse(body, utf8(header).length)).code).toBe('BINARY_SIZE_MISMATCH');
+  });
+});
+
+describe('neutral request options and HTTP hints', () => {
+  const inputs: InferInput[] = [{ name: 'X', datatype: 'INT32', shape: [2], data: [1, 2] }];
+  it('split and joined again, they encode the same HTTP body as the user options', () => {
+    const cases: InferRequestOptions[] = [
+      {},
+      { binaryDataOutput: false },
+      { requestId: 'r', outputs: [{ name: 'A' }, { name: 'B', binaryData: false, classCount: 2 }] },
+      { outputs: [{ name: 'A', binaryData: true }], binaryDataOutput: false, binaryData: false, priority: 1 },
+    ];
+    for (const options of cases) {
+      const { request, http } = splitRequestOptions(options);
+      expect('binaryDataOutput' in request).toBe(false);
+      expect(request.outputs?.some((o) => 'binaryData' in o) ?? false).toBe(false);
+      const joined = encodeInferRequest(inputs, httpRequestOptions(request, http));
+      expect(joined.json).toEqual(encodeInferRequest(inputs, options).json);
+    }
   });
 });

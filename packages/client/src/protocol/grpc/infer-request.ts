@@ -7,7 +7,8 @@
  */
 import { create } from '@bufbuild/protobuf';
 import { ProtocolError } from '../errors.js';
-import type { InferInput, InferRequestOptions, InferRequestedOutput } from '../infer-request.js';
+import type { InferInput } from '../infer-request.js';
+import type { NeutralRequestOptions, NeutralRequestedOutput } from '../message.js';
 import { tensorDataToBytes } from '../raw.js';
 import type { SharedMemoryRef } from '../shared.js';
 import { elementCount } from '../tensor.js';
@@ -33,11 +34,13 @@ export interface GrpcInferCall {
   readonly modelVersion?: string;
   readonly inputs: readonly InferInput[];
   /**
-   * Request options. Over gRPC an input is sent in `raw_input_contents` unless its `binaryData`
-   * (or the request's) is `false`, which sends typed `contents` instead; `binaryDataOutput` and
-   * the outputs' `binaryData` are HTTP-only and ignored (gRPC outputs always come back raw).
+   * The neutral request options. Over gRPC an input is sent in `raw_input_contents` unless its
+   * `binaryData` (or the request's) is `false`, which sends typed `contents` instead. The HTTP-only
+   * hints (`binaryDataOutput`, the outputs' `binaryData`) are not part of this type; passing the
+   * user-facing `InferRequestOptions` is allowed, and they are ignored (gRPC outputs always come
+   * back raw).
    */
-  readonly request?: InferRequestOptions;
+  readonly request?: NeutralRequestOptions;
 }
 
 function isSet(id: number | bigint | string | undefined): id is number | bigint | string {
@@ -74,7 +77,7 @@ function checkCustomParameters(parameters: Parameters): void {
   }
 }
 
-function encodeOutput(output: InferRequestedOutput): ModelInferRequest_InferRequestedOutputTensor {
+function encodeOutput(output: NeutralRequestedOutput): ModelInferRequest_InferRequestedOutputTensor {
   const parameters = toInferParameters(output.parameters);
   if (output.classCount !== undefined && output.classCount !== 0) {
     if (output.sharedMemory !== undefined) {

@@ -1,16 +1,16 @@
 /**
  * `ModelInferResponse` in both directions: {@link toModelInferResponse} (server) builds it from the
  * codec's response message as Triton's gRPC front end answers (every output raw);
- * {@link fromModelInferResponse} (client) reads it into the codec's decoded response.
+ * {@link fromModelInferResponse} (client) reads it into the neutral {@link InferResponse}.
  * @packageDocumentation
  */
 import { create } from '@bufbuild/protobuf';
 import { isDatatype } from '../datatypes.js';
 import { ProtocolError } from '../errors.js';
-import type { DecodedInferResponse, DecodedOutput, InferResponseMessage } from '../infer-response.js';
+import type { InferResponseMessage } from '../infer-response.js';
+import type { InferResponse, InferResponseOutput } from '../message.js';
 import { tensorDataFromBytes, tensorDataToBytes } from '../raw.js';
 import { elementCount } from '../tensor.js';
-import type { InferOutputJson, InferResponseJson } from '../wire.js';
 import { fromTensorContents } from './contents.js';
 import {
   ModelInferResponseSchema,
@@ -54,13 +54,12 @@ export function toModelInferResponse(message: InferResponseMessage): ModelInferR
  * response carries raw contents (Triton always does), else its typed `contents` (KServe servers may
  * answer that way). Fixed-size raw data is a view into the message when aligned (no copy). An output
  * whose raw entry is empty while its shape holds elements, or that names a shared-memory region,
- * has no data (`data: undefined`): it went to shared memory. The returned `json` mirrors the HTTP
- * response header (`model_name`, `model_version`, `id`, `parameters`, `outputs` without data), so
- * the client's `InferResult` reads both transports alike.
+ * has no data (`data: undefined`): it went to shared memory. Empty `model_version` and `id` are
+ * left out, as the HTTP converter leaves out absent ones, so `InferResult` reads both wires alike.
  * @throws ProtocolError `UNKNOWN_DATATYPE`, `BINARY_SIZE_MISMATCH`, `ELEMENT_COUNT_MISMATCH`,
  *   `INVALID_FIELD` (more raw entries than outputs).
  */
-export function fromModelInferResponse(response: ModelInferResponse): DecodedInferResponse {
+export function fromModelInferResponse(response: ModelInferResponse): InferResponse {
   const raw = response.rawOutputContents;
   if (raw.length > response.outputs.length) {
     throw new ProtocolError(
@@ -68,8 +67,7 @@ export function fromModelInferResponse(response: ModelInferResponse): DecodedInf
       `the response has ${raw.length} raw_output_contents entries for ${response.outputs.length} outputs`,
     );
   }
-  const jsonOutputs: InferOutputJson[] = [];
-  const outputs = response.outputs.map((o, i): DecodedOutput => {
+  const outputs = response.outputs.map((o, i): InferResponseOutput => {
     const where = `output '${o.name}'`;
     if (!isDatatype(o.datatype)) {
       throw new ProtocolError('UNKNOWN_DATATYPE', `${where} has unknown datatype '${o.datatype}'`);
@@ -77,12 +75,6 @@ export function fromModelInferResponse(response: ModelInferResponse): DecodedInf
     const datatype = o.datatype;
     const shape = o.shape.map((d) => Number(d));
     const parameters = fromInferParameters(o.parameters);
-    jsonOutputs.push({
-      name: o.name,
-      datatype,
-      shape,
-      ...(Object.keys(parameters).length > 0 ? { parameters } : {}),
-    });
     const count = elementCount(shape);
     const bytes = raw[i];
     const inSharedMemory = parameters.shared_memory_region !== undefined;
@@ -99,10 +91,11 @@ export function fromModelInferResponse(response: ModelInferResponse): DecodedInf
     }
     return { name: o.name, datatype, shape, data: undefined, parameters };
   });
-  const json: InferResponseJson = { model_name: response.modelName, outputs: jsonOutputs };
-  if (response.modelVersion !== '') json.model_version = response.modelVersion;
-  if (response.id !== '') json.id = response.id;
-  const parameters = fromInferParameters(response.parameters);
-  if (Object.keys(parameters).length > 0) json.parameters = parameters;
-  return { json, outputs };
+  return {
+    modelName: response.modelName,
+    ...(response.modelVersion === '' ? {} : { modelVersion: response.modelVersion }),
+    ...(response.id === '' ? {} : { id: response.id }),
+    parameters: fromInferParameters(response.parameters),
+    outputs,
+  };
 }
