@@ -38,13 +38,28 @@ const UINT64_MAX = 0xffff_ffff_ffff_ffffn;
 export const CLIENT_SHM_DISABLED =
   "Client shared memory is disabled. Start the server with '--allow-client-shm=true' to enable.";
 
-/** A uint64 field of a register request; values beyond 2^53 come back inexact (beyond any object). */
-function nonNegativeInt(value: unknown): number {
-  if (typeof value === 'bigint' && value >= 0n && value <= 0xffff_ffff_ffff_ffffn) return Number(value);
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
-    throw invalidArg('attempt to access JSON non-unsigned-integer as unsigned-integer');
-  }
-  return value;
+/**
+ * `SystemSharedMemoryRegister`: map region `name` to the shared-memory object `key`, the window
+ * `[offset, offset + byteSize)` of it (uint64 values, exact). Each wire builds it from its request
+ * (HTTP: `http/shared-memory-json.ts`; gRPC: the message's fields).
+ */
+export interface RegisterSystemSharedMemory {
+  readonly name: string;
+  readonly key: string;
+  readonly offset: bigint;
+  readonly byteSize: bigint;
+}
+
+/**
+ * `CudaSharedMemoryRegister`. The fields are those of the request as far as the wire could read them;
+ * none is used here, since every CUDA registration fails (no GPU).
+ */
+export interface RegisterCudaSharedMemory {
+  readonly name: string;
+  /** The serialized `cudaIpcMemHandle_t`. */
+  readonly rawHandle?: Uint8Array;
+  readonly deviceId?: bigint;
+  readonly byteSize?: bigint;
 }
 
 /** Registered system shared-memory regions. */
@@ -68,28 +83,14 @@ export class SystemSharedMemoryManager {
   }
 
   /**
-   * Registers `name` → `key` (`POST .../region/{name}/register` body `{key, offset, byte_size}`).
-   * The key is opened as `shm_open(key, O_RDWR)` does: one name directly under the shared-memory
-   * directory, symbolic links not followed, and only a regular file is accepted.
+   * Registers `name` → `key` with Triton's checks and messages, in its order (the wire has already
+   * read and type-checked the fields). The key is opened as `shm_open(key, O_RDWR)` does: one name
+   * directly under the shared-memory directory, symbolic links not followed, and only a regular file
+   * is accepted.
    */
-  register(name: string, body: unknown): void {
-    this.#assertAllowed();
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-      throw invalidArg('Shared memory register request JSON must be an object');
-    }
-    // Triton's order, each field read as it is checked (TritonJson's wording for a wrong type):
-    // key (string), offset (uint64), byte_size (uint64), all required (protocol.md §6.5).
-    const fields = body as Record<string, unknown>;
-    const field = (name: string): unknown => {
-      if (!Object.hasOwn(fields, name)) {
-        throw invalidArg(`Shared memory register request has no '${name}' field`);
-      }
-      return fields[name];
-    };
-    const key = field('key');
-    if (typeof key !== 'string') throw invalidArg('attempt to access JSON non-string as string');
-    const off = nonNegativeInt(field('offset'));
-    const size = nonNegativeInt(field('byte_size'));
+  register(command: RegisterSystemSharedMemory): void {
+    this.assertClientShmAllowed();
+    const { name, key, offset, byteSize } = command;
     const file = key.replace(/^\/+/, '');
     if (file === '') {
       throw invalidArg(`cannot register shared memory region '${name}' - invalid shm key '${key}'`);
@@ -115,11 +116,11 @@ export class SystemSharedMemoryManager {
       closeSync(fd);
       throw new ServerError('INTERNAL', `Unable to open shared memory region: '${key}'`, { cause });
     }
-    if (off + size > fileSize) {
+    if (offset + byteSize > BigInt(fileSize)) {
       closeSync(fd);
       throw invalidArg(`failed to register shared memory region '${name}': invalid args`);
     }
-    this.#regions.set(name, { name, key, offset: off, byte_size: size, fd });
+    this.#regions.set(name, { name, key, offset: Number(offset), byte_size: Number(byteSize), fd });
   }
 
   /**
@@ -149,8 +150,11 @@ export class SystemSharedMemoryManager {
     return fd;
   }
 
-  /** `--allow-client-shm=false` (Triton's default): client register and unregister are refused. */
-  #assertAllowed(): void {
+  /**
+   * `--allow-client-shm=false` (Triton's default): client register and unregister are refused
+   * (UNSUPPORTED). A front end may call it before reading a register request's fields.
+   */
+  assertClientShmAllowed(): void {
     if (!this.#allowClientShm) throw unsupported(CLIENT_SHM_DISABLED);
   }
 
@@ -170,7 +174,7 @@ export class SystemSharedMemoryManager {
 
   /** Unregisters one region (unknown names are ignored, as in Triton) or all of them. */
   unregister(name?: string): void {
-    this.#assertAllowed();
+    this.assertClientShmAllowed();
     this.#close(name);
   }
 
@@ -262,10 +266,15 @@ export class CudaSharedMemoryManager {
     this.#system = system;
   }
 
-  /** Always fails: client shared memory disabled, or no GPU / CUDA runtime available to this server. */
-  register(name: string, _body: unknown): never {
+  /** `--allow-client-shm=false` (Triton's default): client register and unregister are refused. */
+  assertClientShmAllowed(): void {
     if (this.#system?.clientShmAllowed !== true) throw unsupported(CLIENT_SHM_DISABLED);
-    throw unsupported(`failed to register CUDA shared memory region: '${name}', GPUs not supported`);
+  }
+
+  /** Always fails: client shared memory disabled, or no GPU / CUDA runtime available to this server. */
+  register(command: RegisterCudaSharedMemory): never {
+    this.assertClientShmAllowed();
+    throw unsupported(`failed to register CUDA shared memory region: '${command.name}', GPUs not supported`);
   }
 
   /** No region can exist: empty list for all, NOT_FOUND (Triton's texts) for a named region. */
@@ -281,6 +290,6 @@ export class CudaSharedMemoryManager {
 
   /** Nothing to unregister (refused, like register, while client shared memory is disabled). */
   unregister(_name?: string): void {
-    if (this.#system?.clientShmAllowed !== true) throw unsupported(CLIENT_SHM_DISABLED);
+    this.assertClientShmAllowed();
   }
 }

@@ -13,6 +13,7 @@ import { decodeHttpInferRequest, toCoreRequest, toInferReply } from './infer-ada
 import type { Reservation } from './memory-budget.js';
 import { empty, json, type HttpFrontEndOptions, type HttpReply } from './reply.js';
 import type { Route } from './router.js';
+import { cudaShmRegisterFromJson, systemShmRegisterFromJson } from './shared-memory-json.js';
 import { renderStatisticsJson } from './statistics-json.js';
 import type { HttpRequestTrace } from './trace.js';
 
@@ -136,14 +137,22 @@ function handleSharedMemory(
   switch (route.action) {
     case 'status':
       return json(200, manager.status(route.region));
-    case 'register':
+    case 'register': {
       if (route.region === undefined) {
         throw invalidArg(
           `'region name' is necessary to register ${route.memory === 'system' ? 'system' : 'cuda'} shared memory region`,
         );
       }
-      manager.register(route.region, parseObjectBody(body, 'shared memory register request'));
+      const fields = parseObjectBody(body, 'shared memory register request');
+      // Refused with client shared memory disabled before any field is read.
+      manager.assertClientShmAllowed();
+      if (route.memory === 'system') {
+        core.systemSharedMemory.register(systemShmRegisterFromJson(route.region, fields));
+      } else {
+        core.cudaSharedMemory.register(cudaShmRegisterFromJson(route.region, fields));
+      }
       return empty(200);
+    }
     case 'unregister':
       manager.unregister(route.region);
       return empty(200);

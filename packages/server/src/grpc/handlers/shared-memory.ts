@@ -1,6 +1,7 @@
 /**
  * System and CUDA shared-memory RPCs over the core's managers (an empty `name` means every region
- * for status and unregister, as in tritonserver).
+ * for status and unregister, as in tritonserver). The register messages are already typed: their
+ * fields become the core's register commands one for one.
  * @packageDocumentation
  */
 import {
@@ -48,7 +49,12 @@ export const systemSharedMemoryRegister: UnaryHandler<
   SystemSharedMemoryRegisterRequest,
   SystemSharedMemoryRegisterResponse
 > = (req, { core }) => {
-  core.systemSharedMemory.register(req.name, { key: req.key, offset: req.offset, byte_size: req.byteSize });
+  core.systemSharedMemory.register({
+    name: req.name,
+    key: req.key,
+    offset: req.offset,
+    byteSize: req.byteSize,
+  });
   return message(SystemSharedMemoryRegisterResponseSchema, {});
 };
 
@@ -72,10 +78,11 @@ export const cudaSharedMemoryRegister: UnaryHandler<
   CudaSharedMemoryRegisterRequest,
   CudaSharedMemoryRegisterResponse
 > = (req, { core }) => {
-  core.cudaSharedMemory.register(req.name, {
-    raw_handle: req.rawHandle,
-    device_id: req.deviceId,
-    byte_size: req.byteSize,
+  core.cudaSharedMemory.register({
+    name: req.name,
+    rawHandle: req.rawHandle,
+    deviceId: req.deviceId,
+    byteSize: req.byteSize,
   });
   return message(CudaSharedMemoryRegisterResponseSchema, {});
 };
