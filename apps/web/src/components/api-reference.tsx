@@ -4,6 +4,8 @@
  */
 import type { ReactNode } from 'react';
 
+import { TableHead } from '@/components/table-head';
+
 /** A JSON Schema object of the document (draft 2020-12). */
 export type Schema = {
   $ref?: string;
@@ -122,19 +124,7 @@ export function FieldTable({ schema, depth = 0 }: { schema: Schema; depth?: numb
   const required = new Set(schema.required ?? []);
   return (
     <table className={`w-full border-collapse text-left text-sm ${depth ? 'mt-2' : ''}`}>
-      <thead>
-        <tr className="border-b border-stone-200 text-slate-600">
-          <th scope="col" className="py-1 pr-3 font-medium">
-            field
-          </th>
-          <th scope="col" className="py-1 pr-3 font-medium">
-            type
-          </th>
-          <th scope="col" className="py-1 font-medium">
-            meaning
-          </th>
-        </tr>
-      </thead>
+      <TableHead columns={['field', 'type', 'meaning']} />
       <tbody>
         {props.map(([name, s]) => {
           const item = s.type === 'array' ? s.items : undefined;

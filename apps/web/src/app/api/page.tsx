@@ -1,6 +1,7 @@
 import type { Metadata } from 'next';
 import type { Schema } from '@/components/api-reference';
 import { InlineCode, Prose, SchemaBlock, TypeOf } from '@/components/api-reference';
+import { TableHead } from '@/components/table-head';
 import { EXAMPLE_ORIGIN, errorCodeTable, openApiDocument, OPERATIONS, STATUS_TEXT } from '@/server/openapi';
 
 export const metadata: Metadata = { title: 'API — GourmetGram' };
@@ -158,19 +159,13 @@ export default function ApiPage() {
 
             <h3 className="mt-4 mb-1 text-sm font-semibold">Responses</h3>
             <table className="w-full border-collapse text-left text-sm">
-              <thead>
-                <tr className="border-b border-stone-200 text-slate-600">
-                  <th scope="col" className="w-56 py-1 pr-3 font-medium">
-                    status
-                  </th>
-                  <th scope="col" className="w-40 py-1 pr-3 font-medium">
-                    body
-                  </th>
-                  <th scope="col" className="py-1 font-medium">
-                    when
-                  </th>
-                </tr>
-              </thead>
+              <TableHead
+                columns={[
+                  { label: 'status', className: 'w-56' },
+                  { label: 'body', className: 'w-40' },
+                  'when',
+                ]}
+              />
               <tbody>
                 {Object.entries(o.responses).map(([status, r]) => {
                   const [type, media] = Object.entries(r.content ?? {})[0] ?? [];
@@ -253,22 +248,7 @@ export default function ApiPage() {
         </p>
         <div className="overflow-x-auto">
           <table className="w-full border-collapse text-left text-sm" data-testid="error-codes">
-            <thead>
-              <tr className="border-b border-stone-200 text-slate-600">
-                <th scope="col" className="py-1 pr-3 font-medium">
-                  code
-                </th>
-                <th scope="col" className="py-1 pr-3 font-medium">
-                  status
-                </th>
-                <th scope="col" className="py-1 pr-3 font-medium">
-                  meaning
-                </th>
-                <th scope="col" className="py-1 font-medium">
-                  routes
-                </th>
-              </tr>
-            </thead>
+            <TableHead columns={['code', 'status', 'meaning', 'routes']} />
             <tbody>
               {codes.map((c) => (
                 <tr key={c.code} id={`code-${c.code}`} className="border-b border-stone-100 align-top">
