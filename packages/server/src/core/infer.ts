@@ -357,6 +357,10 @@ export function prepareRequest(
     ...(timeoutUs !== undefined ? { timeoutUs } : {}),
     receivedAt: request.receivedAt ?? process.hrtime.bigint(),
     ...(request.signal !== undefined ? { signal: request.signal } : {}),
+    ...(request.onActivity !== undefined ? { onActivity: request.onActivity } : {}),
+    ...(request.id !== undefined && request.id !== '' ? { id: request.id } : {}),
+    ...(request.parameters !== undefined ? { parameters: request.parameters } : {}),
+    ...(requested.length > 0 ? { requestedOutputs: requested.map((o) => o.name) } : {}),
   };
   return { schedulerRequest, outputs, batched };
 }

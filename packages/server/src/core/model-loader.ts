@@ -20,6 +20,12 @@ import { BackendError } from '../runtime/errors.js';
 import type { ModelInstance } from '../runtime/types.js';
 import type { SchedulerFactory } from '../scheduler/types.js';
 import type { StatisticsRegistry } from '../statistics/registry.js';
+import {
+  checkComposingModels,
+  checkEnsembleTypes,
+  composingModels,
+  type ComposingStatus,
+} from './ensemble-graph.js';
 import { ServerError, internal } from './errors.js';
 import type { InferenceHost } from './inference-host.js';
 import type { Logger } from './logging.js';
@@ -49,6 +55,19 @@ export interface ModelServices {
 export interface LoadOverride {
   readonly config?: string | object;
   readonly files?: ReadonlyMap<string, Uint8Array>;
+}
+
+/**
+ * What loading an ensemble needs from the model manager: its composing models loaded first
+ * (dependency-ordered loading), and the circular dependencies found on the way.
+ */
+export interface EnsembleLoadContext {
+  /** Loads the composing models `names` (each once per operation) before the ensemble is checked. */
+  loadDependencies(ensemble: string, names: readonly string[]): Promise<void>;
+  /** Whether `name` has a directory in the repositories (a missing model vs one not loaded). */
+  inRepository(name: string): boolean;
+  /** Triton's circular-dependency message for `name`, when loading it closed a cycle. */
+  circular(name: string): string | undefined;
 }
 
 /** Options of {@link ModelLoader}. */
@@ -101,6 +120,7 @@ export class ModelLoader {
     name: string,
     group: readonly RepositoryEntry[] | undefined,
     override: LoadOverride,
+    ensembleContext?: EnsembleLoadContext,
   ): Promise<void> {
     const record = this.#registry.getOrCreate(name);
     record.wanted = true;
@@ -145,6 +165,9 @@ export class ModelLoader {
     for (const warning of ignoredFeatures(definition.config)) this.#opts.logger.warn(warning);
     record.failure = undefined;
     record.signature = signature;
+    if (definition.config.ensemble_scheduling !== undefined) {
+      await this.#checkEnsemble(record, definition, ensembleContext);
+    }
 
     // Mark new versions LOADING (versions already READY keep serving until their replacement is ready).
     for (const v of definition.versions) {
@@ -228,11 +251,15 @@ export class ModelLoader {
 
   async #createVersion(definition: ModelDefinition, version: number): Promise<VersionRecord> {
     let instances: ModelInstance[] = [];
+    // An ensemble has no instances: its scheduler runs the steps on the composing models.
+    const ensemble = definition.config.ensemble_scheduling !== undefined;
     try {
-      instances = await this.#opts.services.createInstances(definition, version, {
-        ...this.#opts.instanceOptions,
-        ...(this.#opts.inferenceHost !== undefined ? { inferenceHost: this.#opts.inferenceHost } : {}),
-      });
+      if (!ensemble) {
+        instances = await this.#opts.services.createInstances(definition, version, {
+          ...this.#opts.instanceOptions,
+          ...(this.#opts.inferenceHost !== undefined ? { inferenceHost: this.#opts.inferenceHost } : {}),
+        });
+      }
       // `model_warmup` runs on every new instance before the version is READY; a failure fails the load.
       if (definition.config.model_warmup.length > 0)
         await this.#opts.services.warmup?.(definition, instances);
@@ -245,6 +272,7 @@ export class ModelLoader {
         ...(this.#opts.statistics !== undefined
           ? { statistics: this.#opts.statistics.get(definition.name, String(version)) }
           : {}),
+        modelConfig: (model: string, v: string) => this.#servingConfig(model, v),
       });
       return { version, state: 'READY', reason: '', definition, scheduler, instances };
     } catch (error) {
@@ -252,6 +280,94 @@ export class ModelLoader {
       const reason = error instanceof Error ? error.message : String(error);
       return { version, state: 'UNAVAILABLE', reason, unsupported: isUnsupportedBackend(error) };
     }
+  }
+
+  /** The config a serving version of `model` runs with ('' = latest), or `undefined`. */
+  #servingConfig(model: string, version: string): ModelDefinition['config'] | undefined {
+    try {
+      return this.#registry.resolve(model, version).definition.config;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** What the ensemble checks need to know about composing model `model`. */
+  composingStatus(model: string, context?: EnsembleLoadContext): ComposingStatus {
+    const record = this.#registry.get(model);
+    if (record === undefined) {
+      return context?.inRepository(model) === true ? { kind: 'not-loaded' } : { kind: 'missing' };
+    }
+    const ready = [...record.versions.values()]
+      .filter((v) => v.state === 'READY')
+      .map((v) => v.version)
+      .sort((a, b) => a - b);
+    if (ready.length > 0) return { kind: 'loaded', versions: ready };
+    if (record.failure === DUPLICATE_REASON) return { kind: 'missing' };
+    if (record.failure !== undefined) return { kind: 'invalid', message: record.failure };
+    const failed = [...record.versions.values()].filter((v) => v.reason !== 'unloaded' && v.reason !== '');
+    if (failed.length === 0) {
+      return record.versions.size === 0 && context?.inRepository(model) !== true
+        ? { kind: 'missing' }
+        : { kind: 'not-loaded' };
+    }
+    return {
+      kind: 'not-loaded',
+      message: failed.map((v) => `version ${v.version} is at ${v.state} state: ${v.reason}`).join('; '),
+    };
+  }
+
+  /**
+   * Runs Triton's dependency-graph and typed checks of an ensemble about to be (re)loaded against
+   * the composing models as they serve now.
+   * @returns the message of the first failed check, or `undefined`
+   */
+  ensembleProblem(
+    name: string,
+    definition: ModelDefinition,
+    context?: EnsembleLoadContext,
+  ): { message: string; unsupported: boolean } | undefined {
+    const circular = context?.circular(name);
+    if (circular !== undefined) return { message: circular, unsupported: false };
+    try {
+      checkComposingModels(name, definition.config, (m) => this.composingStatus(m, context));
+      const { decoupled } = checkEnsembleTypes(name, definition.config, (step) => {
+        const version = step.model_version < 0 ? '' : String(step.model_version);
+        return this.#registry.resolve(step.model_name, version).definition.config;
+      });
+      if (decoupled) {
+        return {
+          message: `ensemble '${name}' has a decoupled step feeding it: decoupled ensembles are not supported by tritonserver-ts`,
+          unsupported: true,
+        };
+      }
+      return undefined;
+    } catch (error) {
+      return { message: error instanceof Error ? error.message : String(error), unsupported: false };
+    }
+  }
+
+  /**
+   * Loads an ensemble's composing models (through the manager), then checks the ensemble; on a
+   * failure the ensemble is retired and the load fails with Triton's
+   * `load failed for model '<m>': <message>` (INVALID_ARG).
+   */
+  async #checkEnsemble(
+    record: ModelRecord,
+    definition: ModelDefinition,
+    context: EnsembleLoadContext | undefined,
+  ): Promise<void> {
+    const name = definition.name;
+    await context?.loadDependencies(name, composingModels(definition.config));
+    const problem = this.ensembleProblem(name, definition, context);
+    if (problem === undefined) return;
+    await this.retireAll(record, problem.message);
+    await definition.cleanup().catch(() => undefined);
+    record.failure = problem.message;
+    record.unsupported = problem.unsupported;
+    throw new ServerError(
+      problem.unsupported ? 'UNSUPPORTED' : 'INVALID_ARG',
+      `load failed for model '${name}': ${problem.message}\n`,
+    );
   }
 
   async #dispose(rec: VersionRecord): Promise<void> {

@@ -5,16 +5,22 @@
  * {@link ModelRegistry}, loading in the {@link ModelLoader}, poll mode in the {@link RepositoryWatcher}.
  * @packageDocumentation
  */
-import type { ResolveModelOptions } from '../repository/types.js';
+import type { RepositoryEntry, ResolveModelOptions } from '../repository/types.js';
 import { invalidModelNameMessage, isValidModelName } from '../repository/model-name.js';
 import type { CreateInstancesOptions } from '../runtime/backends.js';
 import type { StatisticsRegistry } from '../statistics/registry.js';
 import { invalidArg, unavailable } from './errors.js';
 import type { InferenceHost } from './inference-host.js';
 import type { Logger } from './logging.js';
-import { ModelLoader, type LoadOverride, type ModelServices } from './model-loader.js';
-import { ModelRegistry, groupEntries, type ServingVersion } from './model-registry.js';
-import { RepositoryWatcher, pollRepository } from './repository-watcher.js';
+import { composingModels } from './ensemble-graph.js';
+import {
+  ModelLoader,
+  type EnsembleLoadContext,
+  type LoadOverride,
+  type ModelServices,
+} from './model-loader.js';
+import { ModelRegistry, groupEntries, type ModelRecord, type ServingVersion } from './model-registry.js';
+import { RepositoryWatcher, pollRepository, treeSignature } from './repository-watcher.js';
 import type { ModelControlMode, RepositoryIndexEntry } from './types.js';
 
 export { isUnsupportedBackend, type ModelServices } from './model-loader.js';
@@ -54,6 +60,17 @@ export class ModelManager {
   readonly #loader: ModelLoader;
   readonly #watcher: RepositoryWatcher | undefined;
   #chain: Promise<unknown> = Promise.resolve();
+  // Per operation (operations run one at a time): the loads started (each model once), which
+  // ensemble awaits which composing models (to find cycles), the cycles found, and the listing.
+  #loads = new Map<string, Promise<void>>();
+  #waits = new Map<string, Set<string>>();
+  #circular = new Map<string, string>();
+  #listing: Map<string, RepositoryEntry[]> | undefined;
+  readonly #ensembleContext: EnsembleLoadContext = {
+    loadDependencies: (ensemble, names) => this.#loadDependencies(ensemble, names),
+    inRepository: (name) => this.#listing?.has(name) === true,
+    circular: (name) => this.#circular.get(name),
+  };
 
   constructor(options: ModelManagerOptions) {
     this.#opts = options;
@@ -80,6 +97,7 @@ export class ModelManager {
     return this.#serialize(async () => {
       const entries = await this.#opts.services.listModels(this.#opts.repositories);
       const byName = groupEntries(entries);
+      this.#beginOperation(byName);
       let names: string[];
       if (this.#opts.controlMode === 'explicit') {
         const wanted = this.#opts.startupModels ?? [];
@@ -92,7 +110,7 @@ export class ModelManager {
       await Promise.all(
         names.map(async (name) => {
           try {
-            await this.#loader.load(name, byName.get(name), {});
+            await this.#loadModel(name, byName.get(name), {}, true);
           } catch (error) {
             const reason = error instanceof Error ? error.message : String(error);
             (this.#registry.get(name)?.unsupported === true ? unsupported : failures).push({ name, reason });
@@ -107,15 +125,20 @@ export class ModelManager {
 
   /** One poll pass (poll mode): loads new models, reloads changed ones, unloads removed ones. */
   poll(): Promise<void> {
-    return this.#serialize(() =>
-      pollRepository({
-        listModels: () => this.#opts.services.listModels(this.#opts.repositories),
+    return this.#serialize(() => {
+      this.#beginOperation(undefined);
+      return pollRepository({
+        listModels: async () => {
+          const entries = await this.#opts.services.listModels(this.#opts.repositories);
+          this.#listing = groupEntries(entries);
+          return entries;
+        },
         registry: this.#registry,
-        load: (name, group) => this.#loader.load(name, group, {}),
-        unload: (name) => this.#loader.unload(name),
+        load: (name, group) => this.#loadModel(name, group, {}, true),
+        unload: (name) => this.#unloadModel(name, false),
         logger: this.#opts.logger,
-      }),
-    );
+      });
+    });
   }
 
   /** `POST v2/repository/models/{m}/load`. */
@@ -136,14 +159,163 @@ export class ModelManager {
     }
     return this.#serialize(async () => {
       const entries = await this.#opts.services.listModels(this.#opts.repositories);
-      await this.#loader.load(name, groupEntries(entries).get(name), options);
+      const byName = groupEntries(entries);
+      this.#beginOperation(byName);
+      await this.#loadModel(name, byName.get(name), options, true);
     });
   }
 
-  /** `POST v2/repository/models/{m}/unload` (`unload_dependents` is accepted; models here have no dependents). */
-  unload(name: string): Promise<void> {
+  /**
+   * `POST v2/repository/models/{m}/unload`. Ensembles using the model are unloaded too; with
+   * `unloadDependents`, so are the composing models of an unloaded ensemble that were loaded only
+   * for it and that no other serving ensemble uses (Triton's `unload_dependents`).
+   */
+  unload(name: string, options: { unloadDependents?: boolean } = {}): Promise<void> {
     this.#assertControl();
-    return this.#serialize(() => this.#loader.unload(name));
+    return this.#serialize(async () => {
+      this.#beginOperation(undefined);
+      await this.#unloadModel(name, options.unloadDependents === true);
+    });
+  }
+
+  #beginOperation(listing: Map<string, RepositoryEntry[]> | undefined): void {
+    this.#loads.clear();
+    this.#waits.clear();
+    this.#circular.clear();
+    this.#listing = listing;
+  }
+
+  /** Loads `name` once per operation; `explicit` = by name, not only as a composing model. */
+  #loadModel(
+    name: string,
+    group: readonly RepositoryEntry[] | undefined,
+    override: LoadOverride,
+    explicit: boolean,
+  ): Promise<void> {
+    const started = this.#loads.get(name);
+    if (started !== undefined) return started;
+    const run = (async () => {
+      const record = this.#registry.getOrCreate(name);
+      record.explicit = explicit || record.explicit === true;
+      try {
+        await this.#loader.load(name, group, override, this.#ensembleContext);
+      } finally {
+        await this.#recheckDependents(name);
+      }
+    })();
+    this.#loads.set(name, run);
+    return run;
+  }
+
+  /**
+   * Loads an ensemble's composing models first (Triton loads by dependency): a model already
+   * serving from unchanged files is kept; a model this operation already loads is awaited; a
+   * composing model that (transitively) waits on the ensemble closes a cycle, whose members all get
+   * Triton's circular-dependency message.
+   */
+  async #loadDependencies(ensemble: string, names: readonly string[]): Promise<void> {
+    if (this.#listing === undefined) {
+      this.#listing = groupEntries(
+        await this.#opts.services.listModels(this.#opts.repositories).catch(() => []),
+      );
+    }
+    const listing = this.#listing;
+    await Promise.all(
+      names.map(async (dep) => {
+        const cycle = dep === ensemble ? [ensemble] : this.#waitPath(dep, ensemble);
+        if (cycle !== undefined) {
+          cycle.forEach((member, i) => {
+            const dependent = cycle[(i - 1 + cycle.length) % cycle.length] as string;
+            this.#circular.set(
+              member,
+              `circular dependency between ensembles: ${member} -> ... -> ${dependent} -> ${member}`,
+            );
+          });
+          return;
+        }
+        let pending = this.#loads.get(dep);
+        if (pending === undefined) {
+          const group = listing.get(dep);
+          if (group === undefined) return; // missing: the ensemble's check says so
+          if (await this.#servingUnchanged(dep, group)) return;
+          pending = this.#loadModel(dep, group, {}, false);
+        }
+        let waits = this.#waits.get(ensemble);
+        if (waits === undefined) this.#waits.set(ensemble, (waits = new Set()));
+        waits.add(dep);
+        try {
+          await pending.catch(() => undefined);
+        } finally {
+          waits.delete(dep);
+        }
+      }),
+    );
+  }
+
+  /** The chain of waits from `from` to `to` (`[from, …, to]`), if `from` already waits on `to`. */
+  #waitPath(from: string, to: string): string[] | undefined {
+    const seen = new Set<string>();
+    const walk = (node: string): string[] | undefined => {
+      if (node === to) return [node];
+      if (seen.has(node)) return undefined;
+      seen.add(node);
+      for (const next of this.#waits.get(node) ?? []) {
+        const rest = walk(next);
+        if (rest !== undefined) return [node, ...rest];
+      }
+      return undefined;
+    };
+    return walk(from);
+  }
+
+  /** Whether `name` serves a READY version loaded from files that have not changed since. */
+  async #servingUnchanged(name: string, group: readonly RepositoryEntry[]): Promise<boolean> {
+    const record = this.#registry.get(name);
+    if (record === undefined || record.signature === undefined || group.length !== 1) return false;
+    if (![...record.versions.values()].some((v) => v.state === 'READY')) return false;
+    return (await treeSignature((group[0] as RepositoryEntry).directory)) === record.signature;
+  }
+
+  /** Unloads `name` and the ensembles using it; with `dependents`, an ensemble's own composing models. */
+  async #unloadModel(name: string, dependents: boolean): Promise<void> {
+    const record = this.#registry.get(name);
+    const steps = record?.definition !== undefined ? composingModels(record.definition.config) : [];
+    await this.#loader.unload(name);
+    if (record !== undefined) record.explicit = false;
+    await this.#recheckDependents(name);
+    if (!dependents) return;
+    for (const step of steps) {
+      const composing = this.#registry.get(step);
+      if (composing === undefined || composing.explicit === true || !serving(composing)) continue;
+      if (this.#servingEnsemblesUsing(step).length > 0) continue;
+      await this.#unloadModel(step, true);
+    }
+  }
+
+  /** Serving ensembles with `name` among their composing models. */
+  #servingEnsemblesUsing(name: string): ModelRecord[] {
+    return [...this.#registry.records()].filter(
+      (r) =>
+        r.definition?.config.ensemble_scheduling !== undefined &&
+        serving(r) &&
+        composingModels(r.definition.config).includes(name),
+    );
+  }
+
+  /**
+   * After `name` was loaded, reloaded or unloaded: every serving ensemble using it is checked again
+   * against the composing models as they serve now, and unloaded when it no longer passes (as
+   * Triton unloads an ensemble whose dependency graph became invalid).
+   */
+  async #recheckDependents(name: string): Promise<void> {
+    for (const record of this.#servingEnsemblesUsing(name)) {
+      if (record.name === name || record.definition === undefined) continue;
+      const problem = this.#loader.ensembleProblem(record.name, record.definition);
+      if (problem === undefined) continue;
+      this.#opts.logger.warn(`unloading ensemble '${record.name}': ${problem.message}`);
+      await this.#loader.retireAll(record, 'unloaded');
+      await this.#recheckDependents(record.name);
+    }
   }
 
   #assertControl(): void {
@@ -207,4 +379,9 @@ export class ModelManager {
       await Promise.all([...this.#registry.records()].map((r) => this.#loader.retireAll(r, 'unloaded')));
     });
   }
+}
+
+/** Whether a model has a READY version. */
+function serving(record: ModelRecord): boolean {
+  return [...record.versions.values()].some((v) => v.state === 'READY');
 }

@@ -44,6 +44,11 @@ export interface ModelRecord {
   signature?: string | undefined;
   /** The model needs a backend this server does not have (listed UNAVAILABLE, not a failure). */
   unsupported?: boolean;
+  /**
+   * Loaded by name (startup, `load`, poll) rather than only as an ensemble's composing model;
+   * `unload_dependents` unloads composing models that were not.
+   */
+  explicit?: boolean;
 }
 
 /** Triton's reason for a model found in more than one repository. */

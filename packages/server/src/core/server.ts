@@ -229,9 +229,9 @@ export class InferenceServer {
     return this.models.load(name, options);
   }
 
-  /** `POST v2/repository/models/{m}/unload` (`unloadDependents` accepted; there are no ensembles). */
-  unloadModel(name: string, _options: { unloadDependents?: boolean } = {}): Promise<void> {
-    return this.models.unload(name);
+  /** `POST v2/repository/models/{m}/unload` (`unloadDependents`: an ensemble's composing models too). */
+  unloadModel(name: string, options: { unloadDependents?: boolean } = {}): Promise<void> {
+    return this.models.unload(name, options);
   }
 
   /**

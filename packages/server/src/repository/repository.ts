@@ -28,6 +28,7 @@ import type {
   ResolveModelOptions,
 } from './types.js';
 import { validateModelConfig } from './validate.js';
+import { isEnsembleConfig } from './validate-ensemble.js';
 import { listVersionDirectories, selectVersions } from './versions.js';
 
 /**
@@ -267,8 +268,11 @@ async function resolveDirectory(
   normalizeInstanceGroups(config);
   validateModelConfig(config, options.gpuFallback === undefined ? {} : { gpuFallback: options.gpuFallback });
 
-  const support = checkBackend(config);
-  if (!support.supported) throw new ModelRepositoryError('MODEL_LOAD_FAILED', support.reason);
+  // An ensemble has no backend: the core schedules its steps on the composing models.
+  if (!isEnsembleConfig(config)) {
+    const support = checkBackend(config);
+    if (!support.supported) throw new ModelRepositoryError('MODEL_LOAD_FAILED', support.reason);
+  }
 
   const versions: ModelVersion[] = [];
   for (const v of selected) {

@@ -8,6 +8,7 @@ import { validateBatchIO } from './validate-batch-io.js';
 import type { GpuFallback } from './types.js';
 import type { ModelConfig, ModelInput, ModelOutput } from './model-config.js';
 import { PLATFORM_BACKENDS } from './platform.js';
+import { isEnsembleConfig, validateEnsembleConfig } from './validate-ensemble.js';
 
 /** Options of {@link validateModelConfig}. */
 export interface ValidateOptions {
@@ -98,7 +99,9 @@ export function validateModelConfig(config: ModelConfig, options: ValidateOption
 
   validateBatchIO(config);
 
-  if (config.ensemble_scheduling === undefined) {
+  if (isEnsembleConfig(config)) {
+    validateEnsembleConfig(config);
+  } else {
     if (config.instance_group.length === 0)
       throw invalid(`must specify one or more 'instance group's for ${name}`);
     config.instance_group.forEach((group, i) => {

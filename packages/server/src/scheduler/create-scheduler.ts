@@ -6,13 +6,15 @@
 import { ServerError } from '../core/errors.js';
 import { createDefaultScheduler } from './default-scheduler.js';
 import { createDynamicBatcher } from './dynamic-batcher.js';
+import { createEnsembleScheduler } from './ensemble-scheduler.js';
 import type { SchedulingEngine } from './engine.js';
 import { batchLayoutOf } from './ragged.js';
 import type { SchedulerFactory } from './types.js';
 
 /**
- * The {@link SchedulerFactory} the core uses. `sequence_batching` and `ensemble_scheduling` are not
- * supported and refused with UNSUPPORTED.
+ * The {@link SchedulerFactory} the core uses. `sequence_batching` is not supported and refused with
+ * UNSUPPORTED; `ensemble_scheduling` gets the ensemble scheduler (which runs its steps through the
+ * `inferenceHost`).
  */
 export const createScheduler: SchedulerFactory &
   ((...args: Parameters<SchedulerFactory>) => SchedulingEngine) = (options) => {
@@ -21,10 +23,19 @@ export const createScheduler: SchedulerFactory &
     throw new ServerError('UNSUPPORTED', `model '${options.modelName}': sequence_batching is not supported`);
   }
   if (config.ensemble_scheduling !== undefined) {
-    throw new ServerError(
-      'UNSUPPORTED',
-      `model '${options.modelName}': ensemble_scheduling is not supported`,
-    );
+    if (options.inferenceHost === undefined || options.modelConfig === undefined) {
+      throw new ServerError(
+        'INTERNAL',
+        `model '${options.modelName}': an ensemble needs the server that hosts its composing models`,
+      );
+    }
+    return createEnsembleScheduler({
+      modelName: options.modelName,
+      config,
+      inferenceHost: options.inferenceHost,
+      modelConfig: options.modelConfig,
+      ...(options.statistics === undefined ? {} : { statistics: options.statistics }),
+    }) as SchedulingEngine;
   }
   const layout = batchLayoutOf(config);
   const common = {

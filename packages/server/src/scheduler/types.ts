@@ -20,6 +20,7 @@
 import type { Tensor } from '@tritonserver-ts/client/protocol';
 
 import type { InferenceHost } from '../core/inference-host.js';
+import type { ParameterValue } from '../core/types.js';
 import type { ModelConfig } from '../repository/model-config.js';
 import type { ModelInstance } from '../runtime/types.js';
 import type { ModelStatistics } from '../statistics/model-statistics.js';
@@ -43,6 +44,12 @@ export interface SchedulerRequest {
    * `process.hrtime.bigint()` times, from the times the scheduler keeps for statistics.
    */
   readonly onActivity?: (activity: SchedulerActivity, ns: bigint) => void;
+  /** The request's id (ensembles hand it on to their steps' requests). */
+  readonly id?: string;
+  /** The request's parameters, `priority` and `timeout` included (ensembles hand them on to their steps). */
+  readonly parameters?: Readonly<Record<string, ParameterValue>>;
+  /** The outputs the client asked for (absent = every output); ensembles prune unneeded steps. */
+  readonly requestedOutputs?: readonly string[];
 }
 
 /** The trace activities a scheduler reports. */
@@ -75,4 +82,9 @@ export type SchedulerFactory = (options: {
   readonly statistics?: ModelStatistics;
   /** The server hosting the model, for schedulers that run other models (ensembles). */
   readonly inferenceHost?: InferenceHost;
+  /**
+   * The config of a model of the same server serving `version` ('' = latest), if it serves: an
+   * ensemble reads its steps' current configs (batching, dims) when it hands tensors on.
+   */
+  readonly modelConfig?: (name: string, version: string) => ModelConfig | undefined;
 }) => Scheduler;
