@@ -52,7 +52,7 @@ beforeAll(async () => {
   server = await startServer({
     modelRepositories: [repository],
     modelControlMode: 'explicit',
-    loadModels: ['chain', 'diamond', 'loose', 'flat', 'batched', 'nested'],
+    loadModels: ['chain', 'diamond', 'loose', 'flat', 'batched', 'par', 'nested'],
     httpPort: 0,
     grpcPort: 0,
     metricsPort: 0,
@@ -80,6 +80,7 @@ describe('ensembles', () => {
       'flat',
       'loose',
       'nested',
+      'par',
       'plus_one',
       'slow_ident',
     ]);
@@ -152,6 +153,33 @@ describe('ensembles', () => {
     // Four requests in at most two executions: the batcher merged them.
     expect(s.execution_count - before).toBeLessThanOrEqual(2);
     expect(s.batch_stats.some((b) => b.batch_size > 1)).toBe(true);
+  });
+
+  it('independent steps are sent at once: both reach the batcher within its delay and run as one execution', async () => {
+    const before = await stats('slow_ident');
+    const r = await infer(server.url, 'par', [input([5, 6, 7, 8])]);
+    expect(r.status).toBe(200);
+    expect(r.decoded?.outputs.map((o) => [o.name, [...(o.data as Float32Array)]])).toEqual([
+      ['A', [5, 6, 7, 8]],
+      ['B', [5, 6, 7, 8]],
+    ]);
+    const after = await stats('slow_ident');
+    expect(after.inference_count - before.inference_count).toBe(2);
+    expect(after.execution_count - before.execution_count).toBe(1);
+  });
+
+  it('a cancelled request stops: its queued step is dropped and the ensemble fails CANCELLED', async () => {
+    const controller = new AbortController();
+    const pending = server.server.infer({
+      modelName: 'batched',
+      inputs: [{ name: 'IN', datatype: 'FP32', shape: [1, 4], data: new Float32Array(4) }],
+      signal: controller.signal,
+    });
+    setTimeout(() => controller.abort(), 10);
+    await expect(pending).rejects.toMatchObject({
+      kind: 'CANCELLED',
+      message: "in ensemble 'batched', Request was cancelled",
+    });
   });
 
   it("a failing step fails the request with Triton's message, carrying the request id", async () => {

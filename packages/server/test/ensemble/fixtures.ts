@@ -12,8 +12,11 @@
  * - `loose`: like `chain` but its input dims are [-1] (a request with 3 values fails in `double`).
  * - `flat`: like `chain` but not batching, dims [-1, 4]: its rows become the steps' batch.
  * - `batched`: IN → slow_ident → OUT, over the dynamic batcher.
+ * - `par`: two independent steps on `slow_ident` (IN → A, IN → B).
  * - `nested`: IN → chain → OUT (an ensemble step).
  * - `bad`: an empty model directory whose config each validation test gives as a load override.
+ * - `broken` (its instances fail), `invalid` (its config fails), `cyc_a` ⇄ `cyc_b` (a cycle),
+ *   `dec_ident` (a decoupled identity model).
  * @packageDocumentation
  */
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
@@ -129,6 +132,14 @@ parameters { key: "execute_delay_ms" value: { string_value: "150" } }
   );
   files.set('batched/1/.keep', '');
   files.set(
+    'par/config.pbtxt',
+    ensembleConfig('par', { inputs: ['IN'], outputs: ['A', 'B'] }, [
+      step('slow_ident', { INPUT0: 'IN' }, { OUTPUT0: 'A' }),
+      step('slow_ident', { INPUT0: 'IN' }, { OUTPUT0: 'B' }),
+    ]),
+  );
+  files.set('par/1/.keep', '');
+  files.set(
     'nested/config.pbtxt',
     ensembleConfig('nested', { inputs: ['IN'], outputs: ['OUT'] }, [
       step('chain', { IN: 'IN' }, { OUT: 'OUT' }),
@@ -136,6 +147,47 @@ parameters { key: "execute_delay_ms" value: { string_value: "150" } }
   );
   files.set('nested/1/.keep', '');
   files.set('bad/1/.keep', '');
+  // A composing model whose instances cannot be created (identity needs as many inputs as outputs).
+  files.set(
+    'broken/config.pbtxt',
+    `name: "broken"
+backend: "identity"
+max_batch_size: 8
+input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ 4 ] }, { name: "INPUT1" data_type: TYPE_FP32 dims: [ 4 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 4 ] } ]
+`,
+  );
+  files.set('broken/1/.keep', '');
+  // A composing model whose config is invalid.
+  files.set('invalid/config.pbtxt', 'name: "invalid"\nbackend: "identity"\nmax_batch_size: -1\n');
+  files.set('invalid/1/.keep', '');
+  // A decoupled model (the identity backend sends its one response either way).
+  files.set(
+    'dec_ident/config.pbtxt',
+    `name: "dec_ident"
+backend: "identity"
+max_batch_size: 8
+input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ 4 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 4 ] } ]
+model_transaction_policy { decoupled: true }
+`,
+  );
+  files.set('dec_ident/1/.keep', '');
+  // Two ensembles that use each other.
+  files.set(
+    'cyc_a/config.pbtxt',
+    ensembleConfig('cyc_a', { inputs: ['IN'], outputs: ['OUT'] }, [
+      step('cyc_b', { IN: 'IN' }, { OUT: 'OUT' }),
+    ]),
+  );
+  files.set('cyc_a/1/.keep', '');
+  files.set(
+    'cyc_b/config.pbtxt',
+    ensembleConfig('cyc_b', { inputs: ['IN'], outputs: ['OUT'] }, [
+      step('cyc_a', { IN: 'IN' }, { OUT: 'OUT' }),
+    ]),
+  );
+  files.set('cyc_b/1/.keep', '');
   for (const [path, content] of files) {
     await mkdir(join(root, path, '..'), { recursive: true });
     await writeFile(join(root, path), content);
