@@ -9,7 +9,7 @@
  */
 import { appendFileSync } from 'node:fs';
 
-import { invalidArg, unavailable, unsupported } from './errors.js';
+import type { ServerError } from './errors.js';
 
 /** Triton's log settings object. */
 export interface LogSettings {
@@ -31,10 +31,30 @@ export const DEFAULT_LOG_SETTINGS: Readonly<LogSettings> = {
   log_format: 'default',
 };
 
+/**
+ * A log settings update (HTTP `POST v2/logging`, gRPC `LogSettings`), as each wire's converter reads
+ * it: a value to set, absent to keep. `log_verbose_level` is already Triton's int32 level.
+ */
+export interface LogSettingsUpdate {
+  readonly log_info?: boolean;
+  readonly log_warning?: boolean;
+  readonly log_error?: boolean;
+  readonly log_verbose_level?: number;
+  readonly log_format?: 'default' | 'ISO8601';
+}
+
+/**
+ * What a wire's converter read from a log settings request. Triton applies each setting as it
+ * reads it (`HandleLogging`, gRPC `LogSettings`), so a bad value leaves the settings before it
+ * applied: `update` holds those, `error` the refusal the request is then answered with.
+ */
+export interface LogSettingsRead {
+  readonly update: LogSettingsUpdate;
+  readonly error?: ServerError;
+}
+
 /** Where log lines go when no `log_file` is set. */
 export type LogSink = (line: string) => void;
-
-const BOOL_KEYS = ['log_info', 'log_warning', 'log_error'] as const;
 
 function pad(n: number, width = 2): string {
   return String(n).padStart(width, '0');
@@ -59,47 +79,17 @@ export class Logger {
   }
 
   /**
-   * Applies a `POST v2/logging` body as Triton's `HandleLogging` does: the known keys are read in
-   * Triton's order (`log_file`, `log_info`, `log_warning`, `log_error`, `log_verbose_level`,
-   * `log_format`), each applied as it is read, `null` values and unknown keys ignored. A non-null
-   * `log_file` is refused (UNSUPPORTED): the file is set at startup only. A value of the wrong JSON
-   * type gets TritonJson's message (INVALID_ARG); a `log_format` other than `default` / `ISO8601` is
-   * UNAVAILABLE, naming the flag. No value is ever serialised back (a deep value cannot recurse).
+   * Applies an update (each given setting replaces the current one) and returns the settings now in
+   * effect. The wires' converters have read and checked the values; `log_file` is never part of an
+   * update (the file is chosen at startup only).
    */
-  update(body: unknown): LogSettings {
-    const fields: Record<string, unknown> =
-      body !== null && typeof body === 'object' && !Array.isArray(body)
-        ? (body as Record<string, unknown>)
-        : {};
-    const present = (key: string): boolean => Object.hasOwn(fields, key) && fields[key] !== null;
-    if (present('log_file')) {
-      // Triton (since 24.05): the log file is chosen at startup only; a client must not pick a path.
-      throw unsupported('log file location can not be updated through network protocol');
-    }
-    for (const key of BOOL_KEYS) {
-      if (!present(key)) continue;
-      const value = fields[key];
-      if (typeof value !== 'boolean') throw invalidArg('attempt to access JSON non-boolean as boolean');
-      this.#settings[key] = value;
-    }
-    if (present('log_verbose_level')) {
-      const value = fields.log_verbose_level;
-      const uint =
-        (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) ||
-        (typeof value === 'bigint' && value >= 0n && value <= 0xffff_ffff_ffff_ffffn);
-      if (!uint) throw invalidArg('attempt to access JSON non-unsigned-integer as unsigned-integer');
-      // Triton casts the uint64 to its int32 level.
-      this.#settings.log_verbose_level = Number(BigInt.asIntN(32, BigInt(value)));
-    }
-    if (present('log_format')) {
-      const value = fields.log_format;
-      if (typeof value !== 'string') throw invalidArg('attempt to access JSON non-string as string');
-      if (value !== 'default' && value !== 'ISO8601') {
-        // Triton answers this one UNAVAILABLE (503), with the flag's name.
-        throw unavailable(`invalid argument for --log_format, got: ${value}`);
-      }
-      this.#settings.log_format = value;
-    }
+  update(update: LogSettingsUpdate): LogSettings {
+    const s = this.#settings;
+    if (update.log_info !== undefined) s.log_info = update.log_info;
+    if (update.log_warning !== undefined) s.log_warning = update.log_warning;
+    if (update.log_error !== undefined) s.log_error = update.log_error;
+    if (update.log_verbose_level !== undefined) s.log_verbose_level = update.log_verbose_level;
+    if (update.log_format !== undefined) s.log_format = update.log_format;
     return this.settings;
   }
 

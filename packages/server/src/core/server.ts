@@ -16,10 +16,10 @@ import { StatisticsRegistry } from '../statistics/registry.js';
 import { toStatisticsReport, type ModelStatisticsReport } from '../statistics/report.js';
 import { invalidArg } from './errors.js';
 import { prepareRequest, runPrepared } from './infer.js';
-import { Logger, type LogSettings } from './logging.js';
+import { Logger, type LogSettings, type LogSettingsUpdate } from './logging.js';
 import { ModelManager, type ModelServices, type StartupResult } from './model-manager.js';
 import { CudaSharedMemoryManager, SystemSharedMemoryManager } from './shared-memory.js';
-import type { TraceSettings } from './trace.js';
+import type { TraceSettings, TraceSettingsUpdate } from './trace.js';
 import { TraceManager, type ActiveTrace } from './tracing.js';
 import type {
   CoreInferRequest,
@@ -249,16 +249,19 @@ export class InferenceServer {
     return snaps.map(toStatisticsReport);
   }
 
-  /** `GET/POST v2[/models/{m}]/trace/setting`: a model must have a READY version (Triton's check). */
-  traceSettings(model?: string, update?: unknown): TraceSettings {
+  /**
+   * Trace settings (HTTP `GET/POST v2[/models/{m}]/trace/setting`, gRPC `TraceSetting`): the ones in
+   * effect, after applying `update` when given. A model must have a READY version (Triton's check).
+   */
+  traceSettings(model?: string, update?: TraceSettingsUpdate): TraceSettings {
     if (model !== undefined && !this.models.isReady(model)) {
       throw invalidArg(`Request for unknown model : ${model}`);
     }
     return update === undefined ? this.trace.settings(model) : this.trace.update(update, model);
   }
 
-  /** `GET/POST v2/logging`. */
-  logSettings(update?: unknown): LogSettings {
+  /** Log settings (HTTP `GET/POST v2/logging`, gRPC `LogSettings`), after applying `update` when given. */
+  logSettings(update?: LogSettingsUpdate): LogSettings {
     return update === undefined ? this.logger.settings : this.logger.update(update);
   }
 

@@ -11,7 +11,7 @@
  */
 import { stringifyJson } from '@tritonserver-ts/client/protocol';
 
-import { invalidArg, unsupported } from './errors.js';
+import { invalidArg, unsupported, type ServerError } from './errors.js';
 
 /** The trace settings object as Triton returns it (values are strings, `trace_level` a list). */
 export interface TraceSettings {
@@ -49,7 +49,11 @@ export interface TraceValues {
   file: string;
 }
 
-/** A `POST .../trace/setting` body: a value to set, `null` to fall back, absent to keep. */
+/**
+ * A trace settings update (HTTP `POST v2[/models/{m}]/trace/setting`, gRPC `TraceSetting`), as each
+ * wire's converter reads it: a value to set, `null` to fall back (a model's setting to the global
+ * one, the global one to its startup value), absent to keep.
+ */
 export interface TraceSettingsUpdate {
   level?: TraceLevel | null;
   rate?: number | null;
@@ -238,43 +242,47 @@ export function initialTraceValues(settings: Partial<TraceSettings>): TraceValue
   };
 }
 
-/** A JSON value that should carry a string (Triton's clients send strings; numbers are accepted). */
-function scalar(key: string, value: unknown): string {
-  const v = Array.isArray(value) && value.length === 1 ? (value[0] as unknown) : value;
-  if (typeof v === 'string') return v;
-  if (typeof v === 'number' && Number.isInteger(v)) return String(v);
-  throw invalidArg(`expect a string value for trace setting '${key}'`);
+/*
+ * The text rules of the trace settings API, shared by the wires' converters (`http/settings-json.ts`,
+ * `grpc/handlers/settings.ts`): Triton reads every setting value as text on both wires, with the
+ * same messages. A converter turns its wire's request into a {@link TraceSettingsUpdate}; the core
+ * ({@link TraceManager.update}) takes only that.
+ */
+
+/** Any `trace_file` in an update, even a clearing one (Triton since 24.05, both wires): UNSUPPORTED. */
+export function traceFileRefused(): ServerError {
+  return unsupported('trace file location can not be updated through network protocol');
 }
 
-/** `trace_rate` / `log_frequency`: `std::stoi`, then kept as uint32, with Triton's messages. */
-function parseUint(key: string, value: unknown): number {
-  const s = scalar(key, value);
-  const n = stoi(s);
-  if (n === 'invalid') throw invalidArg(`Unable to parse '${key}', got: ${s}`);
+/** `trace_rate` / `log_frequency` text: `std::stoi`, then kept as uint32, with Triton's messages. */
+export function parseTraceUint(key: 'trace_rate' | 'log_frequency', text: string): number {
+  const n = stoi(text);
+  if (n === 'invalid') throw invalidArg(`Unable to parse '${key}', got: ${text}`);
   if (n === 'range') {
-    throw invalidArg(`Unable to parse '${key}', value is out of range [ 0, 4294967295 ], got: ${s}`);
+    throw invalidArg(`Unable to parse '${key}', value is out of range [ 0, 4294967295 ], got: ${text}`);
   }
   return toUint32(n);
 }
 
-/** `trace_count`, with Triton's messages. */
-function parseCount(value: unknown): number {
-  const s = scalar('trace_count', value);
-  const n = stoi(s);
-  if (n === 'invalid') throw invalidArg(`Unable to parse 'trace_count', got: ${s}`);
+/** `trace_count` text, with Triton's messages. */
+export function parseTraceCount(text: string): number {
+  const n = stoi(text);
+  if (n === 'invalid') throw invalidArg(`Unable to parse 'trace_count', got: ${text}`);
   if (n === 'range') {
-    throw invalidArg(`Unable to parse 'trace_count', value is out of range [ -1, ${INT32_MAX} ], got: ${s}`);
+    throw invalidArg(
+      `Unable to parse 'trace_count', value is out of range [ -1, ${INT32_MAX} ], got: ${text}`,
+    );
   }
-  if (n < -1) throw invalidArg(`Unable to parse 'trace_count'. Expecting value >= -1, got:${s}`);
+  if (n < -1) throw invalidArg(`Unable to parse 'trace_count'. Expecting value >= -1, got:${text}`);
   return n;
 }
 
 /**
- * `trace_level`: a list; `OFF` alone, or `TIMESTAMPS`. An empty list, and names Triton does not
- * know, change nothing (as Triton, which skips them).
+ * The `trace_level` list: `OFF` alone, or `TIMESTAMPS`. An empty list, and names Triton does not
+ * know, change nothing (undefined; as Triton, which skips them). `TENSORS` is refused (not
+ * supported here), and so is a value that is not text (only JSON can send one).
  */
-function parseLevel(value: unknown): TraceLevel | undefined {
-  const list = Array.isArray(value) ? (value as unknown[]) : [value];
+export function parseTraceLevels(list: readonly unknown[]): TraceLevel | undefined {
   let level: TraceLevel | undefined;
   for (const l of list) {
     if (l === 'OFF') {
@@ -289,52 +297,6 @@ function parseLevel(value: unknown): TraceLevel | undefined {
     }
   }
   return level;
-}
-
-/**
- * Parses a `POST .../trace/setting` body with Triton's rules and messages: `trace_file` in any form
- * is refused (UNSUPPORTED, the file is a command-line setting only); `null` makes a setting fall back
- * (a model's to the global setting, the global one to its startup value).
- *
- * As Triton (HTTP `HandleTrace`, gRPC `TraceSetting`), keys it does not read are ignored — among
- * them `trace_mode`, which is fixed at startup (`--trace-config mode=…`) and only reported — and so
- * are level names it does not know. Only the `TENSORS` level is refused (not supported here).
- * @throws ServerError
- */
-export function parseTraceUpdate(body: unknown): TraceSettingsUpdate {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw invalidArg('trace settings must be a JSON object');
-  }
-  if (Object.hasOwn(body, 'trace_file')) {
-    // Triton (since 24.05): any `trace_file` key, even null, is refused over the network.
-    throw unsupported('trace file location can not be updated through network protocol');
-  }
-  const update: TraceSettingsUpdate = {};
-  for (const [key, value] of Object.entries(body as Record<string, unknown>)) {
-    switch (key) {
-      case 'trace_level': {
-        if (value === null) update.level = null;
-        else {
-          const level = parseLevel(value);
-          if (level !== undefined) update.level = level;
-        }
-        break;
-      }
-      case 'trace_rate':
-        update.rate = value === null ? null : parseUint(key, value);
-        break;
-      case 'trace_count':
-        update.count = value === null ? null : parseCount(value);
-        break;
-      case 'log_frequency':
-        update.logFrequency = value === null ? null : parseUint(key, value);
-        break;
-      default:
-        // Triton reads no other key (`trace_mode` included): ignored.
-        break;
-    }
-  }
-  return update;
 }
 
 /** The settings object for `values` (Triton's key order). */

@@ -23,7 +23,6 @@ import { invalidArg } from './errors.js';
 import type { Logger } from './logging.js';
 import {
   initialTraceValues,
-  parseTraceUpdate,
   traceSettingsObject,
   type TraceSettings,
   type TraceSettingsUpdate,
@@ -235,9 +234,8 @@ export class TraceManager {
     return traceSettingsObject({ ...s.values, count: s.count });
   }
 
-  /** Applies a `POST` body to the global settings or to `model`'s; returns the settings in effect. */
-  update(body: unknown, model?: string): TraceSettings {
-    const update = parseTraceUpdate(body);
+  /** Applies an update to the global settings or to `model`'s; returns the settings in effect. */
+  update(update: TraceSettingsUpdate, model?: string): TraceSettings {
     if (model !== undefined) this.#apply(model, update);
     else {
       this.#apply(undefined, update);

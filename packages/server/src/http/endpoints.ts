@@ -14,6 +14,7 @@ import type { Reservation } from './memory-budget.js';
 import { empty, json, type HttpFrontEndOptions, type HttpReply } from './reply.js';
 import type { Route } from './router.js';
 import { cudaShmRegisterFromJson, systemShmRegisterFromJson } from './shared-memory-json.js';
+import { logUpdateFromJson, traceUpdateFromJson } from './settings-json.js';
 import { renderStatisticsJson } from './statistics-json.js';
 import type { HttpRequestTrace } from './trace.js';
 
@@ -69,6 +70,24 @@ function decodeFiles(parameters: Record<string, unknown>): Map<string, Uint8Arra
     files.set(key.slice('file:'.length), Buffer.from(value, 'base64'));
   }
   return files;
+}
+
+/**
+ * `POST v2[/models/<name>]/trace/setting`: the JSON is parsed, the model checked, then the body read
+ * as an update (Triton's order).
+ */
+function updateTraceSettings(core: InferenceServer, model: string | undefined, body: Buffer): unknown {
+  const value = parseAnyBody(body, 'trace settings');
+  if (model !== undefined) core.traceSettings(model);
+  return core.traceSettings(model, traceUpdateFromJson(value));
+}
+
+/** `POST v2/logging`: the settings read before a refused one are applied, then the refusal answered. */
+function updateLogSettings(core: InferenceServer, body: Buffer): unknown {
+  const { update, error } = logUpdateFromJson(parseAnyBody(body, 'log settings'));
+  const settings = core.logSettings(update);
+  if (error !== undefined) throw error;
+  return settings;
 }
 
 /** `POST v2/models/<name>[/versions/<v>]/infer`. */
@@ -179,16 +198,11 @@ export async function handleRoute(
     case 'model-stats-all':
       return json(200, renderStatisticsJson(core.modelStatistics()));
     case 'logging':
-      return json(
-        200,
-        req.method === 'POST' ? core.logSettings(parseAnyBody(body, 'log settings')) : core.logSettings(),
-      );
+      return json(200, req.method === 'POST' ? updateLogSettings(core, body) : core.logSettings());
     case 'trace':
       return json(
         200,
-        req.method === 'POST'
-          ? core.traceSettings(undefined, parseAnyBody(body, 'trace settings'))
-          : core.traceSettings(),
+        req.method === 'POST' ? updateTraceSettings(core, undefined, body) : core.traceSettings(),
       );
     case 'model':
       switch (route.action) {
@@ -206,7 +220,7 @@ export async function handleRoute(
           return json(
             200,
             req.method === 'POST'
-              ? core.traceSettings(route.name, parseAnyBody(body, 'trace settings'))
+              ? updateTraceSettings(core, route.name, body)
               : core.traceSettings(route.name),
           );
         case 'infer':
