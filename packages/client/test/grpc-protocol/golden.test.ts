@@ -30,6 +30,13 @@ import {
   toModelInferRequest,
   toModelInferResponse,
 } from '../../src/protocol/grpc/index.js';
+import {
+  SEQUENCE_REQUEST,
+  SIMPLE_INPUT0,
+  SIMPLE_INPUT1,
+  SIMPLE_REQUEST,
+  TYPED_REQUEST,
+} from '../../src/testing/index.js';
 import { startOracle, type OracleAnswer, type OracleCase } from './oracle.js';
 
 type Oracle = ReturnType<typeof startOracle>;
@@ -84,19 +91,11 @@ function expectEqualMessage(c: OracleCase): OracleAnswer {
 }
 
 describe('ModelInferRequest (client → server)', () => {
-  const input0 = Int32Array.from({ length: 16 }, (_, i) => i);
-  const input1 = new Int32Array(16).fill(1);
+  const input0 = SIMPLE_INPUT0;
+  const input1 = SIMPLE_INPUT1;
 
   it("the 'simple' request: raw INT32 inputs in input order, requested outputs, id and version", () => {
-    const message = toModelInferRequest({
-      modelName: 'simple',
-      modelVersion: '1',
-      inputs: [
-        { name: 'INPUT0', datatype: 'INT32', shape: [1, 16], data: input0 },
-        { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], data: input1 },
-      ],
-      request: { requestId: 'req-1', outputs: [{ name: 'OUTPUT0' }, { name: 'OUTPUT1' }] },
-    });
+    const message = toModelInferRequest(SIMPLE_REQUEST);
     // The raw entries are views of the callers' arrays (no copy before encoding).
     expect(message.rawInputContents[0]?.buffer).toBe(input0.buffer);
     const bytes = encodeMessage(ModelInferRequestSchema, message);
@@ -115,7 +114,7 @@ describe('ModelInferRequest (client → server)', () => {
         raw_input_contents: [b64(input0), b64(input1)],
       },
     });
-    // Decoded by the server's reader: packages/server/test/grpc/infer-request.test.ts.
+    // The same sample (src/testing) is decoded by the server's reader: packages/server/test/grpc/infer-request.test.ts.
   });
 
   it('the food model request: one 602,112-byte FP32 raw input, byte-exact', () => {
@@ -165,34 +164,7 @@ describe('ModelInferRequest (client → server)', () => {
   });
 
   it('sequence, custom parameters, a BYTES raw input, a shared-memory input, classification and shared-memory outputs', () => {
-    const message = toModelInferRequest({
-      modelName: 'seq',
-      inputs: [
-        { name: 'TEXT', datatype: 'BYTES', shape: [2], data: ['ab', 'ü'] },
-        {
-          name: 'IMG',
-          datatype: 'UINT8',
-          shape: [4],
-          sharedMemory: { region: 'r0', byteSize: 4, offset: 16 },
-        },
-      ],
-      request: {
-        sequenceId: 42,
-        sequenceStart: true,
-        sequenceEnd: false,
-        parameters: {
-          custom_s: 'x',
-          custom_b: true,
-          custom_i: -5,
-          custom_f: 0.25,
-          custom_big: 2n ** 63n + 1n,
-        },
-        outputs: [
-          { name: 'SCORES', classCount: 3 },
-          { name: 'EMB', sharedMemory: { region: 'r1', byteSize: 64 } },
-        ],
-      },
-    });
+    const message = toModelInferRequest(SEQUENCE_REQUEST);
     const bytes = encodeMessage(ModelInferRequestSchema, message);
     expectEqualMessage({
       type: 'inference.ModelInferRequest',
@@ -236,7 +208,7 @@ describe('ModelInferRequest (client → server)', () => {
         raw_input_contents: [bytesTensor(utf8('ab'), utf8('ü')).toString('base64')],
       },
     });
-    // Decoded by the server's reader: packages/server/test/grpc/infer-request.test.ts.
+    // The same sample (src/testing) is decoded by the server's reader: packages/server/test/grpc/infer-request.test.ts.
   });
 
   it('a string sequence id travels as string_param', () => {
@@ -260,29 +232,7 @@ describe('ModelInferRequest (client → server)', () => {
   });
 
   it('typed contents: INT8/INT16 widened to int_contents, UINT8/UINT16 to uint_contents, 64-bit exact, BYTES and BOOL', () => {
-    const message = toModelInferRequest({
-      modelName: 'typed',
-      inputs: [
-        { name: 'I8', datatype: 'INT8', shape: [3], data: new Int8Array([-128, 0, 127]) },
-        { name: 'I16', datatype: 'INT16', shape: [2], data: new Int16Array([-32768, 32767]) },
-        { name: 'U8', datatype: 'UINT8', shape: [2], data: new Uint8Array([0, 255]) },
-        { name: 'U16', datatype: 'UINT16', shape: [2], data: new Uint16Array([0, 65535]) },
-        { name: 'I32', datatype: 'INT32', shape: [1], data: new Int32Array([-2147483648]) },
-        { name: 'U32', datatype: 'UINT32', shape: [1], data: new Uint32Array([4294967295]) },
-        {
-          name: 'I64',
-          datatype: 'INT64',
-          shape: [2],
-          data: new BigInt64Array([2n ** 63n - 1n, -(2n ** 63n)]),
-        },
-        { name: 'U64', datatype: 'UINT64', shape: [1], data: new BigUint64Array([2n ** 64n - 1n]) },
-        { name: 'B', datatype: 'BOOL', shape: [2], data: [true, false] },
-        { name: 'F32', datatype: 'FP32', shape: [1], data: new Float32Array([1.5]) },
-        { name: 'F64', datatype: 'FP64', shape: [2], data: new Float64Array([0.5, -1e300]) },
-        { name: 'S', datatype: 'BYTES', shape: [2], data: [utf8('a'), new Uint8Array([0xff, 0])] },
-      ],
-      request: { binaryData: false },
-    });
+    const message = toModelInferRequest(TYPED_REQUEST);
     const bytes = encodeMessage(ModelInferRequestSchema, message);
     expectExact({
       type: 'inference.ModelInferRequest',
@@ -320,7 +270,7 @@ describe('ModelInferRequest (client → server)', () => {
         ],
       },
     });
-    // Decoded by the server's reader: packages/server/test/grpc/infer-request.test.ts.
+    // The same sample (src/testing) is decoded by the server's reader: packages/server/test/grpc/infer-request.test.ts.
   });
 });
 

@@ -1,8 +1,10 @@
 /**
  * The one `ModelInferRequest` decoder (`decodeGrpcInferRequest`), unit by unit: requests built by
- * the client's `toModelInferRequest` (the golden vectors' requests) and hand-made ones, through the
- * protobuf bytes, into the core's request. The wire behaviour is in negative.test.ts and
- * endpoints.test.ts; these pin the decoder's own refusals and what it hands the core.
+ * the client's `toModelInferRequest` from the golden vectors' samples
+ * (`@tritonserver-ts/client/testing`, shared with packages/client/test/grpc-protocol/golden.test.ts)
+ * and hand-made ones, through the protobuf bytes, into the core's request. The wire behaviour is in
+ * negative.test.ts and endpoints.test.ts; these pin the decoder's own refusals and what it hands the
+ * core.
  */
 import {
   ModelInferRequestSchema,
@@ -12,6 +14,13 @@ import {
   toModelInferRequest,
   type ModelInferRequest,
 } from '@tritonserver-ts/client/protocol/grpc';
+import {
+  SEQUENCE_REQUEST,
+  SIMPLE_INPUT0,
+  SIMPLE_INPUT1,
+  SIMPLE_REQUEST,
+  TYPED_REQUEST,
+} from '@tritonserver-ts/client/testing';
 import { describe, expect, it } from 'vitest';
 
 import { ServerError } from '../../src/core/errors.js';
@@ -42,57 +51,26 @@ const bytesOf = (view: ArrayBufferView): number[] =>
 
 describe('client-built requests decode to what was sent', () => {
   it("the 'simple' request: raw INT32 inputs in input order, requested outputs, id and version", () => {
-    const input0 = Int32Array.from({ length: 16 }, (_, i) => i);
-    const input1 = new Int32Array(16).fill(1);
-    const { message } = received(
-      toModelInferRequest({
-        modelName: 'simple',
-        modelVersion: '1',
-        inputs: [
-          { name: 'INPUT0', datatype: 'INT32', shape: [1, 16], data: input0 },
-          { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], data: input1 },
-        ],
-        request: { requestId: 'req-1', outputs: [{ name: 'OUTPUT0' }, { name: 'OUTPUT1' }] },
-      }),
-    );
+    const { message } = received(toModelInferRequest(SIMPLE_REQUEST));
     const { core } = decodeGrpcInferRequest(message);
     expect(core.inputs.map((i) => [i.name, i.datatype, i.shape, bytesOf(i.raw!)])).toEqual([
-      ['INPUT0', 'INT32', [1, 16], bytesOf(input0)],
-      ['INPUT1', 'INT32', [1, 16], bytesOf(input1)],
+      ['INPUT0', 'INT32', [1, 16], bytesOf(SIMPLE_INPUT0)],
+      ['INPUT1', 'INT32', [1, 16], bytesOf(SIMPLE_INPUT1)],
     ]);
     expect(core).toMatchObject({ modelName: 'simple', modelVersion: '1', id: 'req-1' });
     expect(core.outputs?.map((o) => o.name)).toEqual(['OUTPUT0', 'OUTPUT1']);
   });
 
   it('sequence and custom parameters, a BYTES raw input, a shared-memory input, classification and shared-memory outputs', () => {
+    // The sample's uint64 custom parameter (a bigint past int64) is refused, as tritonserver does.
+    expect(
+      invalidArg(() => decodeGrpcInferRequest(received(toModelInferRequest(SEQUENCE_REQUEST)).message)),
+    ).toBe(
+      "invalid value type for 'custom_big' parameter, expected int64_param, bool_param, or string_param.",
+    );
+    const { custom_big: _uint64, ...parameters } = SEQUENCE_REQUEST.request?.parameters ?? {};
     const { message } = received(
-      toModelInferRequest({
-        modelName: 'seq',
-        inputs: [
-          { name: 'TEXT', datatype: 'BYTES', shape: [2], data: ['ab', 'ü'] },
-          {
-            name: 'IMG',
-            datatype: 'UINT8',
-            shape: [4],
-            sharedMemory: { region: 'r0', byteSize: 4, offset: 16 },
-          },
-        ],
-        request: {
-          sequenceId: 42,
-          sequenceStart: true,
-          sequenceEnd: false,
-          parameters: {
-            custom_s: 'x',
-            custom_b: true,
-            custom_i: -5,
-            custom_f: 0.25,
-          },
-          outputs: [
-            { name: 'SCORES', classCount: 3 },
-            { name: 'EMB', sharedMemory: { region: 'r1', byteSize: 64 } },
-          ],
-        },
-      }),
+      toModelInferRequest({ ...SEQUENCE_REQUEST, request: { ...SEQUENCE_REQUEST.request, parameters } }),
     );
     const { core } = decodeGrpcInferRequest(message);
     expect(core.parameters).toEqual({
@@ -120,33 +98,17 @@ describe('client-built requests decode to what was sent', () => {
   });
 
   it("typed contents become the datatype's raw bytes (INT8/INT16 from int_contents, UINT8/UINT16 from uint_contents, 64-bit exact, BOOL, BYTES)", () => {
-    const { message } = received(
-      toModelInferRequest({
-        modelName: 'typed',
-        inputs: [
-          { name: 'I8', datatype: 'INT8', shape: [3], data: new Int8Array([-128, 0, 127]) },
-          { name: 'I16', datatype: 'INT16', shape: [2], data: new Int16Array([-32768, 32767]) },
-          { name: 'U16', datatype: 'UINT16', shape: [2], data: new Uint16Array([0, 65535]) },
-          {
-            name: 'I64',
-            datatype: 'INT64',
-            shape: [2],
-            data: new BigInt64Array([2n ** 63n - 1n, -(2n ** 63n)]),
-          },
-          { name: 'U64', datatype: 'UINT64', shape: [1], data: new BigUint64Array([2n ** 64n - 1n]) },
-          { name: 'B', datatype: 'BOOL', shape: [2], data: [true, false] },
-          { name: 'F64', datatype: 'FP64', shape: [2], data: new Float64Array([0.5, -1e300]) },
-          { name: 'S', datatype: 'BYTES', shape: [2], data: [utf8('a'), new Uint8Array([0xff, 0])] },
-        ],
-        request: { binaryData: false },
-      }),
-    );
+    const { message } = received(toModelInferRequest(TYPED_REQUEST));
     expect(message.rawInputContents).toHaveLength(0);
     const { core } = decodeGrpcInferRequest(message);
     const byName = new Map(core.inputs.map((i) => [i.name, bytesOf(i.raw!)]));
     expect(byName.get('I8')).toEqual(bytesOf(new Int8Array([-128, 0, 127])));
     expect(byName.get('I16')).toEqual(bytesOf(new Int16Array([-32768, 32767])));
+    expect(byName.get('U8')).toEqual([0, 255]);
     expect(byName.get('U16')).toEqual(bytesOf(new Uint16Array([0, 65535])));
+    expect(byName.get('I32')).toEqual(bytesOf(new Int32Array([-2147483648])));
+    expect(byName.get('U32')).toEqual(bytesOf(new Uint32Array([4294967295])));
+    expect(byName.get('F32')).toEqual(bytesOf(new Float32Array([1.5])));
     expect(byName.get('I64')).toEqual(bytesOf(new BigInt64Array([2n ** 63n - 1n, -(2n ** 63n)])));
     expect(byName.get('U64')).toEqual(bytesOf(new BigUint64Array([2n ** 64n - 1n])));
     expect(byName.get('B')).toEqual([1, 0]);
