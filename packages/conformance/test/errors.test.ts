@@ -85,7 +85,9 @@ describe.each(transports)('%s: server errors reach the caller verbatim', (transp
 
   it('an unavailable model cannot be used', async () => {
     const error = await expectServerError(
-      client.infer('python_model', [{ name: 'INPUT_IMAGE', datatype: 'BYTES', shape: [1, 1], data: ['x'] }]),
+      client.infer('tensorrt_model', [
+        { name: 'INPUT0', datatype: 'FP32', shape: [1, 4], data: [1, 2, 3, 4] },
+      ]),
       transport,
     );
     expect(error.status).toBeGreaterThanOrEqual(400);

@@ -19,7 +19,7 @@ describe.each(transports)('%s: health', (transport) => {
     expect(await client.isModelReady('simple')).toBe(true);
     expect(await client.isModelReady('versioned', 2)).toBe(true);
     expect(await client.isModelReady('versioned', 9)).toBe(false);
-    expect(await client.isModelReady('python_model')).toBe(false);
+    expect(await client.isModelReady('tensorrt_model')).toBe(false);
     expect(await client.isModelReady('no_such_model')).toBe(false);
   });
 });

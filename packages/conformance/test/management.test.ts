@@ -19,8 +19,8 @@ describe.each(transports)('%s: model repository', (transport) => {
     const byName = new Map(index.map((e) => [e.name, e]));
     expect(byName.get('simple')?.state).toBe('READY');
     expect(byName.get('identity_string')?.state).toBe('READY');
-    expect(byName.get('python_model')?.state).toBe('UNAVAILABLE');
-    expect(byName.get('python_model')?.reason).not.toBe('');
+    expect(byName.get('tensorrt_model')?.state).toBe('UNAVAILABLE');
+    expect(byName.get('tensorrt_model')?.reason).not.toBe('');
   });
 
   it('unloads and reloads a model', async () => {

@@ -11,6 +11,11 @@ import {
   type GrpcFlagResult,
 } from './grpc/cli-options.js';
 import { parseRestrictions, type Restrictions } from './http/restricted-api.js';
+import {
+  PythonBackendConfigError,
+  applyPythonBackendConfig,
+  type PythonBackendSettings,
+} from './runtime/python/settings.js';
 import type { StartServerOptions } from './start.js';
 
 /** A bad command line (exit code 1). */
@@ -60,6 +65,11 @@ export const FLAGS: Readonly<Record<string, FlagSpec>> = {
     kind: 'list',
     arg: '<name>',
     help: "Model to load at startup in explicit mode (repeatable; '*' = all).",
+  },
+  'backend-config': {
+    kind: 'list',
+    arg: '<backend>,<key>=<value>',
+    help: "A backend setting (repeatable). python: python-interpreter, stub-timeout-seconds, execute-timeout-seconds (and Triton's shm-* keys, accepted without effect).",
   },
   'repository-poll-secs': { kind: 'int', arg: '<secs>', help: 'Poll interval of poll mode.', default: '15' },
   'model-config-name': {
@@ -483,12 +493,49 @@ export function parseArgs(argv: readonly string[]): CliOptions {
       ...(logFile !== undefined ? { log_file: logFile } : {}),
     },
   };
+  const backendConfig = pythonBackendConfig(values.get('backend-config') ?? []);
   return {
     help,
     version,
-    server,
+    server: { ...server, python: backendConfig.settings },
     metricsPort: allowMetrics ? metricsPort : undefined,
     exitOnError,
-    warnings: allowGrpc ? grpc.warnings : [],
+    warnings: [...(allowGrpc ? grpc.warnings : []), ...backendConfig.warnings],
   };
+}
+
+/**
+ * `--backend-config=<backend>,<key>=<value>` values: the python backend's settings (Triton's syntax).
+ * @throws CliUsageError for a malformed value, another backend, or an unknown python key.
+ */
+function pythonBackendConfig(values: readonly string[]): {
+  settings: { -readonly [K in keyof PythonBackendSettings]?: PythonBackendSettings[K] };
+  warnings: string[];
+} {
+  const settings: { -readonly [K in keyof PythonBackendSettings]?: PythonBackendSettings[K] } = {};
+  const warnings: string[] = [];
+  for (const value of values) {
+    const comma = value.indexOf(',');
+    const equals = value.indexOf('=', comma + 1);
+    if (comma <= 0 || equals < 0) {
+      throw new CliUsageError(
+        `invalid --backend-config value '${value}': expected <backend>,<setting>=<value>`,
+      );
+    }
+    const backend = value.slice(0, comma);
+    const key = value.slice(comma + 1, equals);
+    if (backend !== 'python') {
+      throw new CliUsageError(
+        `--backend-config for backend '${backend}' is not supported by tritonserver-ts (supported: python)`,
+      );
+    }
+    try {
+      const warning = applyPythonBackendConfig(settings, key, value.slice(equals + 1));
+      if (warning !== undefined) warnings.push(warning);
+    } catch (error) {
+      if (error instanceof PythonBackendConfigError) throw new CliUsageError(error.message);
+      throw error;
+    }
+  }
+  return { settings, warnings };
 }

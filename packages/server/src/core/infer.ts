@@ -361,8 +361,46 @@ export function prepareRequest(
     ...(request.id !== undefined && request.id !== '' ? { id: request.id } : {}),
     ...(request.parameters !== undefined ? { parameters: request.parameters } : {}),
     ...(requested.length > 0 ? { requestedOutputs: requested.map((o) => o.name) } : {}),
+    ...sequenceFields(params),
   };
+  const onResponse = request.onResponse;
+  if (onResponse !== undefined) {
+    const prepared = { schedulerRequest, outputs, batched };
+    (schedulerRequest as { onResponse?: SchedulerRequest['onResponse'] }).onResponse = (r) => {
+      let response: CoreInferResponse | undefined;
+      let error = r.error;
+      if (r.outputs !== undefined) {
+        try {
+          response = buildResponse(serving, request, prepared, r.outputs, options, true);
+        } catch (e) {
+          error = toServerError(e);
+        }
+      }
+      onResponse({
+        ...(response !== undefined ? { response } : {}),
+        ...(error !== undefined ? { error } : {}),
+        final: r.final,
+      });
+    };
+  }
   return { schedulerRequest, outputs, batched };
+}
+
+/** `sequence_id` / `sequence_start` / `sequence_end` as the correlation id and request flags. */
+function sequenceFields(params: Readonly<Record<string, ParameterValue>>): {
+  correlationId?: number | string;
+  flags?: number;
+} {
+  const id = params.sequence_id;
+  const flags = (params.sequence_start === true ? 1 : 0) | (params.sequence_end === true ? 2 : 0);
+  return {
+    ...(typeof id === 'number' || typeof id === 'string'
+      ? { correlationId: id }
+      : typeof id === 'bigint'
+        ? { correlationId: id.toString() }
+        : {}),
+    ...(flags !== 0 ? { flags } : {}),
+  };
 }
 
 /** Runs a validated request and builds the response. */
@@ -373,9 +411,29 @@ export async function runPrepared(
   options: InferOptions,
 ): Promise<CoreInferResponse> {
   const result = await serving.scheduler.enqueue(prepared.schedulerRequest);
+  if (request.onResponse !== undefined) {
+    // A decoupled request's responses went to onResponse; this marks its completion.
+    return buildResponse(serving, request, prepared, new Map(), options, true);
+  }
+  return buildResponse(serving, request, prepared, result.outputs, options, false);
+}
+
+/**
+ * The response to a request from the model's outputs: the requested outputs, classification and
+ * shared memory applied. `partial`: a decoupled model's response, which may carry only some of them.
+ */
+function buildResponse(
+  serving: ServingVersion,
+  request: CoreInferRequest,
+  prepared: PreparedRequest,
+  produced: ReadonlyMap<string, Tensor>,
+  options: InferOptions,
+  partial: boolean,
+): CoreInferResponse {
   const labels = serving.definition.labels;
-  const outputs: CoreInferOutput[] = prepared.outputs.map((o) => {
-    const tensor = result.outputs.get(o.name);
+  const selected = partial ? prepared.outputs.filter((o) => produced.has(o.name)) : prepared.outputs;
+  const outputs: CoreInferOutput[] = selected.map((o) => {
+    const tensor = produced.get(o.name);
     if (tensor === undefined)
       throw internal(`output '${o.name}' was not produced by model '${serving.name}'`);
     if (!isDatatype(tensor.datatype)) throw internal(`output '${o.name}' has an invalid datatype`);

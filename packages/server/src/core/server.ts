@@ -11,6 +11,7 @@ import type { GpuFallback, ResolveModelOptions } from '../repository/types.js';
 import { createScheduler } from '../scheduler/create-scheduler.js';
 import { runWarmup } from '../scheduler/warmup.js';
 import { createWorkerInstances } from '../scheduler/worker-instances.js';
+import type { PythonBackendSettings } from '../runtime/python/settings.js';
 import type { SchedulerFactory } from '../scheduler/types.js';
 import { StatisticsRegistry } from '../statistics/registry.js';
 import { toStatisticsReport, type ModelStatisticsReport } from '../statistics/report.js';
@@ -87,6 +88,8 @@ export interface InferenceServerOptions {
    * false, as in Triton: register and unregister then answer UNSUPPORTED.
    */
   readonly allowClientShm?: boolean;
+  /** Python backend settings (`--backend-config=python,…`); its log lines go to {@link logger}. */
+  readonly python?: Omit<PythonBackendSettings, 'log'>;
 }
 
 /** The transport-neutral Triton-compatible server core. */
@@ -124,6 +127,7 @@ export class InferenceServer {
       ...(options.modelConfigName !== undefined ? { modelConfigName: options.modelConfigName } : {}),
       ...(options.gpuFallback !== undefined ? { gpuFallback: options.gpuFallback } : {}),
       ...(options.autoCompleteConfig !== undefined ? { autoCompleteConfig: options.autoCompleteConfig } : {}),
+      python: { ...options.python, log: this.logger },
     };
     const services: ModelServices = {
       listModels: listRepositoryModels,
@@ -141,7 +145,10 @@ export class InferenceServer {
       ...(options.loadModels !== undefined ? { startupModels: options.loadModels } : {}),
       pollIntervalMs: (options.repositoryPollSecs ?? 15) * 1000,
       resolveOptions,
-      instanceOptions: options.gpuFallback !== undefined ? { gpuFallback: options.gpuFallback } : {},
+      instanceOptions: {
+        ...(options.gpuFallback !== undefined ? { gpuFallback: options.gpuFallback } : {}),
+        python: { ...options.python, log: this.logger },
+      },
       services,
       logger: this.logger,
       statistics: this.statistics,

@@ -5,6 +5,8 @@
  */
 import type { SharedMemoryRef, Tensor, TensorData } from '@tritonserver-ts/client/protocol';
 
+import type { ServerError } from './errors.js';
+
 /** A request / tensor parameter value (64-bit integers out of the safe range are `bigint`). */
 export type ParameterValue = string | number | bigint | boolean;
 
@@ -71,6 +73,23 @@ export interface CoreInferRequest {
     activity: 'QUEUE_START' | 'COMPUTE_START' | 'COMPUTE_INPUT_END' | 'COMPUTE_OUTPUT_START' | 'COMPUTE_END',
     ns: bigint,
   ) => void;
+  /**
+   * Decoupled models (Python backend): receives each of the request's responses as the model sends
+   * them, the last one with `final: true` (it may carry no response: a final flag alone). `infer`
+   * then resolves, after the final one, with a response without outputs. Without `onResponse`,
+   * `infer` resolves with the last response's outputs.
+   */
+  readonly onResponse?: (response: CoreStreamResponse) => void;
+}
+
+/** One response of a request to a decoupled model (see {@link CoreInferRequest.onResponse}). */
+export interface CoreStreamResponse {
+  /** The response; absent for a final flag sent without one, or for an error. */
+  readonly response?: CoreInferResponse;
+  /** This response's error (the request may still get more responses unless `final`). */
+  readonly error?: ServerError;
+  /** The request's last response (`TRITONSERVER_RESPONSE_COMPLETE_FINAL`). */
+  readonly final: boolean;
 }
 
 /** One output of a response. */

@@ -12,6 +12,7 @@ import { mkdir, mkdtemp, readFile, readdir, realpath, rm, stat, writeFile } from
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, normalize, resolve } from 'node:path';
 
+import { runPythonAutoComplete } from '../runtime/python/auto-complete.js';
 import { checkBackend } from '../runtime/support.js';
 import { displayPath, joinInside, resolveInside } from './contained-path.js';
 import { autoCompleteFromSignature, needsAutoComplete, readOnnxSignature } from './autocomplete.js';
@@ -265,6 +266,9 @@ async function resolveDirectory(
     );
     normalizeModelConfig(config);
   }
+  if (config.backend === 'python' && options.autoCompleteConfig !== false) {
+    await completePythonConfig(config, directory, selected, options, show);
+  }
   normalizeInstanceGroups(config);
   validateModelConfig(config, options.gpuFallback === undefined ? {} : { gpuFallback: options.gpuFallback });
 
@@ -322,6 +326,32 @@ async function modelFileOf(directory: string, version: number, filename: string)
   const versionDir = join(directory, String(version));
   if (filename === '') return versionDir;
   return resolveInside(versionDir, filename, 'default_model_filename', `version directory '${version}'`);
+}
+
+/** Runs a Python model's `auto_complete_config` (latest selected version) and adopts the result. */
+async function completePythonConfig(
+  config: ModelConfig,
+  directory: string,
+  selected: readonly number[],
+  options: ResolveModelOptions,
+  show: (path: string) => string,
+): Promise<void> {
+  const latest = selected[selected.length - 1] as number;
+  const modelPath = await modelFileOf(directory, latest, config.default_model_filename);
+  let completed: ModelConfig | undefined;
+  try {
+    completed = await runPythonAutoComplete(config, modelPath, options.python);
+  } catch (error) {
+    throw new ModelRepositoryError(
+      'MODEL_LOAD_FAILED',
+      `auto_complete_config of model '${config.name}' (${show(modelPath)}) failed: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
+  }
+  if (completed === undefined) return;
+  completed.name = config.name;
+  Object.assign(config, completed);
+  normalizeModelConfig(config);
 }
 
 /**

@@ -2,6 +2,7 @@
  * What the repository layer hands to the core and the runtime: a resolved model definition.
  * @packageDocumentation
  */
+import type { PythonBackendSettings } from '../runtime/python/settings.js';
 import type { ModelConfig } from './model-config.js';
 
 /** A model directory found in a repository (before its config is read). */
@@ -81,6 +82,8 @@ export interface ResolveModelOptions {
   readonly defaultMaxBatchSize?: number;
   /** See {@link GpuFallback}. Default `'error'`. */
   readonly gpuFallback?: GpuFallback;
+  /** Python backend settings, for running a Python model's `auto_complete_config`. */
+  readonly python?: PythonBackendSettings;
   /**
    * `POST load` parameter `config`: a JSON string (or an already parsed object) replacing
    * `config.pbtxt`.

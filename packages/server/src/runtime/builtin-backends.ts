@@ -5,9 +5,10 @@
  */
 import { createIdentityInstance } from './identity-backend.js';
 import { createOnnxInstance } from './onnxruntime-backend.js';
+import { createPythonInstance } from './python/python-backend.js';
 import { BackendRegistry } from './registry.js';
 
-/** Registers onnxruntime and identity (in the order of `SUPPORTED_BACKENDS`) in `registry`. */
+/** Registers onnxruntime, identity and python (in the order of `SUPPORTED_BACKENDS`) in `registry`. */
 export function registerBuiltinBackends(registry: BackendRegistry): BackendRegistry {
   return registry
     .register('onnxruntime', ({ modelVersion, ...base }, options) =>
@@ -23,7 +24,13 @@ export function registerBuiltinBackends(registry: BackendRegistry): BackendRegis
           : { defaultInterOpThreads: options.defaultInterOpThreads }),
       }),
     )
-    .register('identity', ({ modelVersion: _modelVersion, ...base }) => createIdentityInstance(base));
+    .register('identity', ({ modelVersion: _modelVersion, ...base }) => createIdentityInstance(base))
+    .register('python', (spec, options) =>
+      createPythonInstance(spec, {
+        ...(options.python !== undefined ? { settings: options.python } : {}),
+        ...(options.inferenceHost !== undefined ? { inferenceHost: options.inferenceHost } : {}),
+      }),
+    );
 }
 
 /** The default registry: every built-in backend. */

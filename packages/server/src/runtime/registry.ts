@@ -22,6 +22,7 @@ import type { InferenceHost } from '../core/inference-host.js';
 import type { GpuFallback, ModelVersion } from '../repository/types.js';
 import type { ModelConfig } from '../repository/model-config.js';
 import type { OnnxInstanceSpec } from './onnxruntime-backend.js';
+import type { PythonBackendSettings } from './python/settings.js';
 import type { RuntimeModelInstance } from './types.js';
 
 /** Options for `createInstances`, also handed to every backend factory. */
@@ -42,6 +43,8 @@ export interface CreateInstancesOptions {
   readonly backends?: BackendRegistry;
   /** The server hosting the instance, for backends that call other models (Python BLS). */
   readonly inferenceHost?: InferenceHost;
+  /** Python backend settings (`--backend-config=python,…`, the interpreter, the server log). */
+  readonly python?: PythonBackendSettings;
 }
 
 /** What a backend factory gets for one instance. */

@@ -9,7 +9,7 @@
  * (`builtin-backends.ts`), listed here without loading any backend code. Add a new backend's name
  * here too (see `registry.ts`).
  */
-export const SUPPORTED_BACKENDS = ['onnxruntime', 'identity'] as const;
+export const SUPPORTED_BACKENDS = ['onnxruntime', 'identity', 'python'] as const;
 
 /** A supported backend name. */
 export type SupportedBackend = (typeof SUPPORTED_BACKENDS)[number];

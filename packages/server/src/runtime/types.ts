@@ -38,8 +38,44 @@ export interface ModelInstance {
    * the first dim of every input). Returns all model outputs.
    */
   execute(inputs: ReadonlyMap<string, Tensor>): Promise<ExecutionResult>;
+  /**
+   * The per-request path (Python backend): when present, the scheduler hands the instance the
+   * batch's requests as they are (never concatenated) instead of calling {@link execute}. The
+   * instance answers every request through its {@link InstanceRequest.respond} (exactly one
+   * response with `final: true` per request, possibly after non-final ones for decoupled models;
+   * also when the execution fails) and resolves with the execution's timings once the instance is
+   * free for the next batch (a decoupled model may still be responding then).
+   */
+  executeRequests?(requests: readonly InstanceRequest[]): Promise<ExecutionTimings>;
   /** Frees the instance's resources. Called once, after its last execution. */
   dispose(): Promise<void>;
+}
+
+/** One response of an {@link InstanceRequest}: outputs, or an error for this request only. */
+export interface InstanceResponse {
+  /** The response's output tensors (absent for an error, or for a final flag sent without a response). */
+  readonly outputs?: ReadonlyMap<string, Tensor>;
+  /** This request's error (typically the core's `ServerError`). */
+  readonly error?: Error;
+  /** The request's last response (Triton's `TRITONSERVER_RESPONSE_COMPLETE_FINAL`). */
+  readonly final: boolean;
+}
+
+/** One request as the per-request path ({@link ModelInstance.executeRequests}) sees it. */
+export interface InstanceRequest {
+  readonly inputs: ReadonlyMap<string, Tensor>;
+  /** The outputs the client asked for (all outputs of the config when it asked for none). */
+  readonly requestedOutputs: readonly string[];
+  /** The request id ('' when none). */
+  readonly id: string;
+  /** The request's sequence id (`sequence_id` parameter), 0 when none. */
+  readonly correlationId: number | string;
+  /** Triton request flags: 1 = sequence start, 2 = sequence end. */
+  readonly flags: number;
+  /** The request's parameters, as the client sent them (64-bit integers beyond 2^53 as `bigint`). */
+  readonly parameters: Readonly<Record<string, string | number | bigint | boolean>>;
+  /** Receives each of the request's responses, in order. */
+  readonly respond: (response: InstanceResponse) => void;
 }
 
 /** A model instance created by this runtime (adds its group and index to {@link ModelInstance}). */

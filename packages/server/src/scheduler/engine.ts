@@ -7,7 +7,7 @@
 import type { Tensor } from '@tritonserver-ts/client/protocol';
 
 import { ServerError } from '../core/errors.js';
-import type { ModelInstance } from '../runtime/types.js';
+import type { ExecutionTimings, InstanceRequest, ModelInstance } from '../runtime/types.js';
 import type { ModelStatistics } from '../statistics/model-statistics.js';
 import { batchCompatibilityKey, concatInputs, splitOutputs } from './batch.js';
 import { layoutInputs, layoutSplitOutputs, raggedCompatibilityKey, type BatchLayout } from './ragged.js';
@@ -32,6 +32,8 @@ export interface SchedulingEngineOptions {
 }
 
 type Settle = () => void;
+
+const ZERO_TIMINGS: ExecutionTimings = { computeInputNs: 0n, computeInferNs: 0n, computeOutputNs: 0n };
 
 /** See the module documentation. */
 export class SchedulingEngine implements Scheduler {
@@ -211,6 +213,14 @@ export class SchedulingEngine implements Scheduler {
       e.detach();
       this.stats.adjustPending(-1);
     }
+    if (instance.executeRequests !== undefined) {
+      await this.runRequests(instance, entries, start);
+      this.free.push(instance);
+      // Responses were settled as they came; keep the preserve_ordering sequence moving.
+      this.deliver(seq, [], 0);
+      this.dispatch();
+      return;
+    }
     let settles: Settle[];
     try {
       const t0 = this.clock();
@@ -272,6 +282,89 @@ export class SchedulingEngine implements Scheduler {
     this.free.push(instance);
     this.deliver(seq, settles, entries.length);
     this.dispatch();
+  }
+
+  /**
+   * The per-request path (`ModelInstance.executeRequests`, the Python backend): the batch's requests
+   * go to the instance as they are; each is settled when its final response arrives (possibly after
+   * the instance is free again, for decoupled models). Resolves when the instance is free.
+   */
+  private async runRequests(instance: ModelInstance, entries: QueuedRequest[], start: bigint): Promise<void> {
+    let timings: ExecutionTimings | undefined;
+    const early: Settle[] = [];
+    const done = entries.map(() => false);
+    const settle = (i: number, entry: QueuedRequest, outputs: ReadonlyMap<string, Tensor>, error?: Error) => {
+      const run: Settle = () => {
+        if (error !== undefined) {
+          const failure = SchedulerRejection.executionFailed(error);
+          this.recordFailure(entry.request, failure);
+          entry.reject(failure);
+        } else {
+          const t = timings ?? ZERO_TIMINGS;
+          if (entry.request.onActivity !== undefined) {
+            const inputEnd = start + t.computeInputNs;
+            const outputStart = inputEnd + t.computeInferNs;
+            entry.request.onActivity('COMPUTE_START', start);
+            entry.request.onActivity('COMPUTE_INPUT_END', inputEnd);
+            entry.request.onActivity('COMPUTE_OUTPUT_START', outputStart);
+            entry.request.onActivity('COMPUTE_END', outputStart + t.computeOutputNs);
+          }
+          this.stats.recordSuccess({
+            batchSize: entry.rows,
+            requestNs: this.since(entry.request.receivedAt),
+            queueNs: start - entry.enqueuedAt > 0n ? start - entry.enqueuedAt : 0n,
+            timings: t,
+          });
+          entry.resolve({ outputs });
+        }
+        this.finishOne();
+      };
+      done[i] = true;
+      if (timings === undefined) early.push(run);
+      else run();
+    };
+    const requests: InstanceRequest[] = entries.map((entry, i) => {
+      const r = entry.request;
+      let last: ReadonlyMap<string, Tensor> = new Map();
+      return {
+        inputs: r.inputs,
+        requestedOutputs: r.requestedOutputs ?? [],
+        id: r.id ?? '',
+        correlationId: r.correlationId ?? 0,
+        flags: r.flags ?? 0,
+        parameters: r.parameters ?? {},
+        respond: (response) => {
+          if (done[i] === true) return;
+          const error =
+            response.error === undefined ? undefined : SchedulerRejection.executionFailed(response.error);
+          if (r.onResponse !== undefined) {
+            r.onResponse({
+              ...(response.outputs !== undefined ? { outputs: response.outputs } : {}),
+              ...(error !== undefined ? { error } : {}),
+              final: response.final,
+            });
+            if (response.final) settle(i, entry, new Map());
+            return;
+          }
+          if (response.outputs !== undefined) last = response.outputs;
+          if (response.final) settle(i, entry, last, error);
+        },
+      };
+    });
+    try {
+      if (instance.executeRequests === undefined) throw new Error('the instance has no per-request path');
+      timings = await instance.executeRequests(requests);
+    } catch (error) {
+      // The instance failed without answering: every unanswered request fails with its error.
+      timings = ZERO_TIMINGS;
+      entries.forEach((entry, i) => {
+        if (done[i] !== true)
+          settle(i, entry, new Map(), error instanceof Error ? error : new Error(String(error)));
+      });
+    }
+    const rows = entries.reduce((a, e) => a + e.rows, 0);
+    this.stats.recordExecution(rows, timings);
+    for (const s of early) s();
   }
 
   /** Settles a finished execution's requests, in issue order when preserve_ordering is on. */

@@ -126,9 +126,16 @@ export const TEST_MODELS: readonly TestModelInfo[] = [
   },
   {
     name: 'python_model',
-    description: 'Python-backend model (config + 1/model.py): reported UNAVAILABLE, backend not supported',
-    expectedState: 'UNAVAILABLE',
+    description:
+      'Python-backend model (config + 1/model.py, the food classifier contract): BYTES INPUT_IMAGE [1] → FOOD_LABEL "Bread" and PROBABILITY 1.0 per row; max_batch_size 8; needs a Python 3 with numpy',
+    expectedState: 'READY',
     backend: 'python',
+  },
+  {
+    name: 'tensorrt_model',
+    description: 'TensorRT model (config + 1/model.plan): reported UNAVAILABLE, backend not supported',
+    expectedState: 'UNAVAILABLE',
+    backend: 'tensorrt',
   },
   {
     name: 'ragged',
@@ -325,13 +332,31 @@ output [
 instance_group [ { kind: KIND_CPU count: 1 } ]
 `;
 
-const PYTHON_MODEL = `# A Python-backend model: tritonserver-ts cannot run it and reports it UNAVAILABLE.
+const PYTHON_MODEL = `# A Python-backend model with the food classifier's contract: every row is "Bread", certainly.
+import numpy as np
 import triton_python_backend_utils as pb_utils
 
 
 class TritonPythonModel:
     def execute(self, requests):
-        return [pb_utils.InferenceResponse(output_tensors=[]) for _ in requests]
+        responses = []
+        for request in requests:
+            rows = pb_utils.get_input_tensor_by_name(request, "INPUT_IMAGE").as_numpy().shape[0]
+            label = np.array([[b"Bread"]] * rows, dtype=np.object_)
+            probability = np.ones((rows, 1), dtype=np.float32)
+            responses.append(
+                pb_utils.InferenceResponse(
+                    [pb_utils.Tensor("FOOD_LABEL", label), pb_utils.Tensor("PROBABILITY", probability)]
+                )
+            )
+        return responses
+`;
+
+const TENSORRT_CONFIG = `name: "tensorrt_model"
+platform: "tensorrt_plan"
+max_batch_size: 8
+input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ 4 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 4 ] } ]
 `;
 
 const BROKEN_CONFIG = `name: "broken_config"
@@ -414,6 +439,10 @@ export async function writeTestModelRepository(
     add('python_model/config.pbtxt', PYTHON_CONFIG);
     add('python_model/1/model.py', PYTHON_MODEL);
   }
+  if (wanted('tensorrt_model')) {
+    add('tensorrt_model/config.pbtxt', TENSORRT_CONFIG);
+    add('tensorrt_model/1/model.plan', 'not a real TensorRT engine');
+  }
   if (wanted('ragged')) {
     add('ragged/config.pbtxt', RAGGED_CONFIG);
     add('ragged/1/model.onnx', buildRaggedOnnx());
@@ -430,3 +459,5 @@ export async function writeTestModelRepository(
   }
   return { directory: dir, models: TEST_MODELS.filter((m) => wanted(m.name)) };
 }
+
+export * from './python-models.js';

@@ -13,7 +13,7 @@ let broken: string;
 
 beforeAll(async () => {
   if (!existsSync(cli)) throw new Error(`build the package first (${cli} is missing)`);
-  repository = await makeRepository(['slow_identity', 'identity_fp32', 'python_model']);
+  repository = await makeRepository(['slow_identity', 'identity_fp32', 'tensorrt_model']);
   broken = await makeRepository(['identity_fp32', 'broken_config']);
 });
 
@@ -75,7 +75,7 @@ describe('tritonserver-ts CLI', () => {
   });
 
   it('serves with an unsupported-backend model listed UNAVAILABLE, then on SIGTERM drains in-flight requests and exits 0', async () => {
-    // Defaults: --exit-on-error=true and --strict-readiness=true. A python model is a capability gap
+    // Defaults: --exit-on-error=true and --strict-readiness=true. A tensorrt model is a capability gap
     // of this server, not a load error: it is listed UNAVAILABLE and the server is ready.
     const { child, url, stderr } = await startCli([
       `--model-repository=${repository}`,
@@ -86,7 +86,7 @@ describe('tritonserver-ts CLI', () => {
     ]);
     const exited = exitCode(child);
     expect((await fetch(`${url}/v2/health/ready`)).status).toBe(200);
-    expect(stderr()).toMatch(/python_model.*UNAVAILABLE.*backend 'python' is not supported/);
+    expect(stderr()).toMatch(/tensorrt_model.*UNAVAILABLE.*backend 'tensorrt' is not supported/);
     // slow_identity has one instance and 50 ms per execution: three requests keep it busy ~150 ms.
     const inflight = [1, 2, 3].map(() =>
       fetch(`${url}/v2/models/slow_identity/infer`, { method: 'POST', body }).then(async (r) => ({

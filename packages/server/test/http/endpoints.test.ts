@@ -133,7 +133,7 @@ describe('health and metadata endpoints', () => {
   it('answers model ready with 200 for a ready model and 400 otherwise', async () => {
     expect((await get(url, '/v2/models/simple/ready')).status).toBe(200);
     expect((await get(url, '/v2/models/simple/versions/1/ready')).status).toBe(200);
-    const notReady = await get(url, '/v2/models/python_model/ready');
+    const notReady = await get(url, '/v2/models/tensorrt_model/ready');
     expect(notReady.status).toBe(400);
     expect(notReady.json).toEqual({ error: 'Model version not ready' });
     expect((await get(url, '/v2/models/simple/versions/9/ready')).status).toBe(400);
@@ -148,9 +148,9 @@ describe('health and metadata endpoints', () => {
       version: '1',
       state: 'READY',
     });
-    const py = index.find((e) => e.name === 'python_model');
-    expect(py?.state).toBe('UNAVAILABLE');
-    expect(py?.reason).toContain("backend 'python' is not supported");
+    const trt = index.find((e) => e.name === 'tensorrt_model');
+    expect(trt?.state).toBe('UNAVAILABLE');
+    expect(trt?.reason).toContain("backend 'tensorrt' is not supported");
     const broken = index.find((e) => e.name === 'broken_config');
     expect(broken?.state).toBe('UNAVAILABLE');
     expect(broken?.reason).toContain('config.pbtxt:3:1');
@@ -159,7 +159,7 @@ describe('health and metadata endpoints', () => {
       state: string;
     }[];
     expect(ready.every((e) => e.state === 'READY')).toBe(true);
-    expect(ready.some((e) => e.name === 'python_model')).toBe(false);
+    expect(ready.some((e) => e.name === 'tensorrt_model')).toBe(false);
   });
 });
 

@@ -13,7 +13,7 @@ let url: string;
 
 beforeAll(async () => {
   srv = await startTestServer({
-    only: ['simple', 'identity_fp16', 'identity_string', 'identity_fp32', 'python_model', 'slow_identity'],
+    only: ['simple', 'identity_fp16', 'identity_string', 'identity_fp32', 'tensorrt_model', 'slow_identity'],
     httpMaxInputSize: 64 * 1024,
     // Shared-memory refusals below are the ones of a server that allows client shared memory.
     allowClientShm: true,
@@ -202,8 +202,8 @@ describe('model and version resolution', () => {
   });
 
   it('answers a model that failed to load with 404 no available versions', async () => {
-    const r = await post(url, '/v2/models/python_model/infer', simpleJson());
-    expect(expectError(r, 404)).toBe("Request for unknown model: 'python_model' has no available versions");
+    const r = await post(url, '/v2/models/tensorrt_model/infer', simpleJson());
+    expect(expectError(r, 404)).toBe("Request for unknown model: 'tensorrt_model' has no available versions");
   });
 
   it('answers a non-numeric version path with 404 Not Found', async () => {

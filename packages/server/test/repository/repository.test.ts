@@ -162,9 +162,9 @@ describe('model resolution', () => {
   });
 
   it('reports an unsupported backend with a clear reason', async () => {
-    const r = await resolveFail('python_model');
+    const r = await resolveFail('tensorrt_model');
     expect(r.reason).toBe(
-      "backend 'python' is not supported by tritonserver-ts (supported: onnxruntime, identity)",
+      "backend 'tensorrt' is not supported by tritonserver-ts (supported: onnxruntime, identity, python)",
     );
   });
 

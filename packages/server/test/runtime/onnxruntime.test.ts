@@ -296,11 +296,11 @@ describe('onnxruntime backend', () => {
 
   it('refuses a backend it cannot run with BACKEND_UNAVAILABLE', async () => {
     const model = await definition('identity_fp32');
-    const python = { ...model, config: { ...model.config, backend: 'python' } };
+    const tensorrt = { ...model, config: { ...model.config, backend: 'tensorrt' } };
     await expectBackendError(
-      createInstances(python, 1),
+      createInstances(tensorrt, 1),
       'BACKEND_UNAVAILABLE',
-      /backend 'python' is not supported by tritonserver-ts/,
+      /backend 'tensorrt' is not supported by tritonserver-ts/,
     );
   });
 });

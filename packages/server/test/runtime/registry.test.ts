@@ -49,7 +49,8 @@ describe('backend registry', () => {
   it('registers exactly the backends the repository checks early, in the same order', () => {
     expect(builtinBackends.names()).toEqual([...SUPPORTED_BACKENDS]);
     expect(builtinBackends.get('onnxruntime')).toBeTypeOf('function');
-    expect(builtinBackends.get('python')).toBeUndefined();
+    expect(builtinBackends.get('python')).toBeTypeOf('function');
+    expect(builtinBackends.get('tensorrt')).toBeUndefined();
   });
 
   it('refuses an empty or duplicate name', () => {
@@ -96,17 +97,17 @@ describe('backend registry', () => {
   });
 
   it('keeps the UNAVAILABLE reasons for a backend or platform it cannot run', async () => {
-    const python = { ...identity, config: { ...identity.config, backend: 'python' } };
-    const err = await backendError(createInstances(python, 1));
+    const tensorrt = { ...identity, config: { ...identity.config, backend: 'tensorrt' } };
+    const err = await backendError(createInstances(tensorrt, 1));
     expect(err.code).toBe('BACKEND_UNAVAILABLE');
     expect(err.message).toBe(
-      "backend 'python' is not supported by tritonserver-ts (supported: onnxruntime, identity)",
+      "backend 'tensorrt' is not supported by tritonserver-ts (supported: onnxruntime, identity, python)",
     );
     const ensemble = { ...identity, config: { ...identity.config, backend: '', platform: 'ensemble' } };
     const err2 = await backendError(createInstances(ensemble, 1));
     expect(err2.code).toBe('BACKEND_UNAVAILABLE');
     expect(err2.message).toBe(
-      "platform 'ensemble' is not supported by tritonserver-ts (supported: onnxruntime, identity)",
+      "platform 'ensemble' is not supported by tritonserver-ts (supported: onnxruntime, identity, python)",
     );
   });
 

@@ -1,0 +1,343 @@
+"""The tritonserver-ts Python backend stub: hosts one instance of a model.py (TritonPythonModel).
+
+Started by the server as `python3 tritonserver_ts_stub.py <model.py>` with two extra pipes: fd 3
+(server -> stub) and fd 4 (stub -> server). stdout and stderr are the model's own and end up in the
+server log. Every message is one frame:
+
+    uint32 LE  n = byte length of everything after this field
+    uint32 LE  h = byte length of the JSON header
+    h bytes    JSON header (message type and fields; tensors as {name, datatype, shape, offset, size})
+    n-4-h      payload: the tensors' raw bytes (little-endian, row-major; BYTES length-prefixed)
+
+The stub exits when fd 3 reaches end of file (the server went away) or after `finalize`.
+"""
+
+import asyncio
+import concurrent.futures
+import importlib.util
+import inspect
+import json
+import os
+import queue
+import struct
+import sys
+import threading
+import traceback
+
+STUB_DIR = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, STUB_DIR)
+
+import numpy as np  # noqa: E402
+
+import triton_python_backend_utils as pb_utils  # noqa: E402
+
+IN_FD = 3
+OUT_FD = 4
+_HEAD = struct.Struct("<II")
+
+
+def _read_exact(stream, n):
+    buf = bytearray(n)
+    view = memoryview(buf)
+    got = 0
+    while got < n:
+        k = stream.readinto(view[got:])
+        if not k:
+            return None
+        got += k
+    return buf
+
+
+def format_exception(error):
+    """`Type: message` and the frames, innermost first, like Triton's stub reports errors."""
+    lines = [f"{type(error).__name__}: {error}", "", "At:"]
+    frames = traceback.extract_tb(error.__traceback__)
+    for frame in reversed(frames):
+        if os.path.dirname(os.path.abspath(frame.filename)) == STUB_DIR:
+            continue
+        lines.append(f"  {frame.filename}({frame.lineno}): {frame.name}")
+    return "\n".join(lines) + "\n"
+
+
+def tensors_to_refs(tensors, chunks, offset):
+    """Header entries for `tensors`, appending their bytes to `chunks`; returns (refs, offset)."""
+    refs = []
+    for tensor in tensors:
+        array = tensor.as_numpy()
+        datatype = tensor.datatype()
+        if datatype == "BYTES":
+            data = pb_utils.serialize_byte_tensor(array)
+        else:
+            data = memoryview(np.ascontiguousarray(array).reshape(-1).view(np.uint8))
+        size = len(data)
+        refs.append(
+            {"name": tensor.name(), "datatype": datatype, "shape": [int(d) for d in array.shape], "offset": offset, "size": size}
+        )
+        chunks.append(data)
+        offset += size
+    return refs, offset
+
+
+def refs_to_tensors(refs, payload):
+    tensors = []
+    for ref in refs:
+        data = payload[ref["offset"] : ref["offset"] + ref["size"]]
+        shape = ref["shape"]
+        if ref["datatype"] == "BYTES":
+            array = pb_utils.deserialize_bytes_tensor(data).reshape(shape)
+        else:
+            dtype = pb_utils.triton_string_to_numpy(ref["datatype"])
+            array = np.frombuffer(data, dtype=dtype).reshape(shape)
+        tensors.append(pb_utils.Tensor(ref["name"], array))
+    return tensors
+
+
+def response_entry(response, chunks, offset):
+    """The header entry of one InferenceResponse (error or outputs)."""
+    if response is None:
+        return {}, offset
+    if response.has_error():
+        error = response.error()
+        return {"error": {"message": error.message(), "code": error._code_name()}}, offset
+    refs, offset = tensors_to_refs(response.output_tensors(), chunks, offset)
+    return {"outputs": refs}, offset
+
+
+class Channel:
+    """The stub's side of the pipes: framed writes (thread-safe) and a reader thread."""
+
+    def __init__(self):
+        self._in = os.fdopen(IN_FD, "rb", buffering=0)
+        self._write_lock = threading.Lock()
+        self._calls = {}
+        self._calls_lock = threading.Lock()
+        self._next_call = 0
+        self.messages = queue.Queue()
+
+    def write(self, header, chunks=()):
+        head = json.dumps(header, separators=(",", ":")).encode("utf-8")
+        body = sum(len(c) for c in chunks)
+        parts = [_HEAD.pack(4 + len(head) + body, len(head)), head, *chunks]
+        with self._write_lock:
+            for part in parts:
+                view = memoryview(part).cast("B")
+                while len(view) > 0:
+                    written = os.write(OUT_FD, view)
+                    view = view[written:]
+
+    def read_loop(self):
+        while True:
+            head = _read_exact(self._in, 8)
+            if head is None:
+                break
+            total, hlen = _HEAD.unpack(head)
+            body = _read_exact(self._in, total - 4)
+            if body is None:
+                break
+            header = json.loads(bytes(body[:hlen]).decode("utf-8"))
+            payload = memoryview(body)[hlen:]
+            if header.get("type") == "bls_response":
+                self._bls_done(header, payload)
+            else:
+                self.messages.put((header, payload))
+        # The server went away (or closed our input): nothing left to serve.
+        os._exit(0)
+
+    # BLS ---------------------------------------------------------------------------------------
+    def bls(self, request):
+        future = concurrent.futures.Future()
+        with self._calls_lock:
+            call = self._next_call
+            self._next_call += 1
+            self._calls[call] = future
+        chunks = []
+        refs, _ = tensors_to_refs(request.inputs(), chunks, 0)
+        version = request._model_version
+        header = {
+            "type": "bls",
+            "call": call,
+            "model_name": request._model_name,
+            "model_version": "" if version in (None, -1, "-1", "") else str(version),
+            "request_id": request.request_id() or "",
+            "parameters": request._parameters,
+            "requested_outputs": request.requested_output_names(),
+            "timeout": int(request.timeout() or 0),
+            "inputs": refs,
+        }
+        self.write(header, chunks)
+        return future
+
+    def _bls_done(self, header, payload):
+        with self._calls_lock:
+            future = self._calls.pop(header["call"], None)
+        if future is None:
+            return
+        if "error" in header:
+            err = header["error"]
+            response = pb_utils.InferenceResponse(error=pb_utils._error_from_name(err["message"], err["code"]))
+        else:
+            response = pb_utils.InferenceResponse(output_tensors=refs_to_tensors(header["outputs"], payload))
+        future.set_result(response)
+
+    # Responses and logs --------------------------------------------------------------------------
+    def send_response(self, batch, index, response, final):
+        chunks = []
+        entry, _ = response_entry(response, chunks, 0)
+        self.write({"type": "response", "batch": batch, "request": index, "final": bool(final), **entry}, chunks)
+
+    def log(self, level, message):
+        self.write({"type": "log", "level": level, "message": message})
+
+
+def load_model_module(path):
+    directory = os.path.dirname(os.path.abspath(path))
+    if directory not in sys.path:
+        sys.path.insert(1, directory)
+    spec = importlib.util.spec_from_file_location("model", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["model"] = module
+    spec.loader.exec_module(module)
+    if not hasattr(module, "TritonPythonModel"):
+        raise AttributeError(f"module 'model' ({path}) has no attribute 'TritonPythonModel'")
+    return module.TritonPythonModel
+
+
+class Stub:
+    def __init__(self, channel, model_path):
+        self.channel = channel
+        self.model_path = model_path
+        self.model = None
+        self.decoupled = False
+        self.loop = None
+
+    def run_maybe_async(self, value):
+        if inspect.isawaitable(value):
+            if self.loop is None:
+                self.loop = asyncio.new_event_loop()
+                asyncio.set_event_loop(self.loop)
+            return self.loop.run_until_complete(value)
+        return value
+
+    def serve(self):
+        while True:
+            header, payload = self.channel.messages.get()
+            kind = header.get("type")
+            if kind == "auto_complete":
+                self.auto_complete(header)
+            elif kind == "initialize":
+                self.initialize(header)
+            elif kind == "execute":
+                self.execute(header, payload)
+            elif kind == "finalize":
+                self.finalize()
+                return
+
+    def auto_complete(self, header):
+        try:
+            cls = load_model_module(self.model_path)
+            config = pb_utils.ModelConfig(header["config"])
+            method = getattr(cls, "auto_complete_config", None)
+            if method is not None:
+                result = method(config)
+                if result is not None:
+                    config = result
+            self.channel.write({"type": "auto_complete_done", "config": config.as_dict(), "defined": method is not None})
+        except BaseException as error:  # noqa: BLE001 - reported to the server
+            self.channel.write({"type": "init_error", "message": format_exception(error)})
+
+    def initialize(self, header):
+        try:
+            self.decoupled = bool(header.get("decoupled"))
+            cls = load_model_module(self.model_path)
+            self.model = cls()
+            init = getattr(self.model, "initialize", None)
+            if init is not None:
+                self.run_maybe_async(init(header["args"]))
+            self.channel.write({"type": "ready"})
+        except BaseException as error:  # noqa: BLE001
+            self.channel.write({"type": "init_error", "message": format_exception(error)})
+
+    def execute(self, header, payload):
+        batch = header["batch"]
+        requests = []
+        for i, entry in enumerate(header["requests"]):
+            request = pb_utils.InferenceRequest(
+                inputs=refs_to_tensors(entry["inputs"], payload),
+                requested_output_names=entry["requested_outputs"],
+                request_id=entry["id"],
+                correlation_id=entry["correlation_id"],
+                flags=entry["flags"],
+                parameters=entry["parameters"],
+            )
+            if self.decoupled:
+                request._sender = pb_utils.InferenceResponseSender(batch, i)
+            requests.append(request)
+        try:
+            result = self.run_maybe_async(self.model.execute(requests))
+        except BaseException as error:  # noqa: BLE001
+            self.channel.write({"type": "execute_done", "batch": batch, "error": format_exception(error)})
+            return
+        if self.decoupled:
+            if result is not None:
+                self.channel.write(
+                    {
+                        "type": "execute_done",
+                        "batch": batch,
+                        "error": "Python model is using the decoupled mode and the execute function must return None.",
+                    }
+                )
+                return
+            self.channel.write({"type": "execute_done", "batch": batch})
+            return
+        problem = None
+        if not isinstance(result, (list, tuple)):
+            problem = f"execute() must return a list of pb_utils.InferenceResponse, got {type(result).__name__}"
+        elif len(result) != len(requests):
+            problem = (
+                f"Number of InferenceResponse objects do not match the number of InferenceRequest objects. "
+                f"InferenceRequest(s) size is:{len(requests)}, and InferenceResponse(s) size is:{len(result)}\n"
+            )
+        elif any(not isinstance(r, pb_utils.InferenceResponse) for r in result):
+            problem = "execute() must return a list of pb_utils.InferenceResponse objects"
+        if problem is not None:
+            self.channel.write({"type": "execute_done", "batch": batch, "error": problem})
+            return
+        chunks = []
+        offset = 0
+        entries = []
+        try:
+            for response in result:
+                entry, offset = response_entry(response, chunks, offset)
+                entries.append(entry)
+        except BaseException as error:  # noqa: BLE001
+            self.channel.write({"type": "execute_done", "batch": batch, "error": format_exception(error)})
+            return
+        self.channel.write({"type": "execute_done", "batch": batch, "responses": entries}, chunks)
+
+    def finalize(self):
+        error = None
+        try:
+            fin = getattr(self.model, "finalize", None) if self.model is not None else None
+            if fin is not None:
+                self.run_maybe_async(fin())
+        except BaseException as e:  # noqa: BLE001
+            error = format_exception(e)
+        self.channel.write({"type": "finalized", **({"error": error} if error else {})})
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.stderr.write("usage: tritonserver_ts_stub.py <model.py>\n")
+        sys.exit(2)
+    channel = Channel()
+    pb_utils._set_channel(channel)
+    reader = threading.Thread(target=channel.read_loop, name="tritonserver-ts-stub-reader", daemon=True)
+    reader.start()
+    Stub(channel, sys.argv[1]).serve()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

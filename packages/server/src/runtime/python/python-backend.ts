@@ -1,0 +1,498 @@
+/**
+ * The Python backend: each model instance is a stub process (`stub-process.ts`) running the model's
+ * `model.py` (`TritonPythonModel`), as Triton's python_backend does. Requests reach it through the
+ * scheduler's per-request path (`ModelInstance.executeRequests`: the dynamic batcher's requests as a
+ * list, never concatenated); responses, BLS calls and log lines come back as frames.
+ *
+ * Faults: a stub that exits while requests are in flight fails them ("Stub process … is not
+ * healthy") and is started again; an `execute` running longer than `execute-timeout-seconds` (this
+ * project's addition; Triton waits forever) kills the stub, fails its requests and restarts it.
+ * @packageDocumentation
+ */
+import { join } from 'node:path';
+
+import { datatypeFromModelConfig, type Tensor } from '@tritonserver-ts/client/protocol';
+
+import { ServerError, type ServerErrorKind } from '../../core/errors.js';
+import type { InferenceHost } from '../../core/inference-host.js';
+import type { CoreInferRequest, ParameterValue } from '../../core/types.js';
+import { modelConfigToJson } from '../../repository/model-config-io.js';
+import type { ModelOutput } from '../../repository/model-config.js';
+import { BackendError } from '../errors.js';
+import type { BackendInstanceSpec } from '../registry.js';
+import type { ExecutionTimings, InstanceRequest, RuntimeModelInstance } from '../types.js';
+import { PayloadBuilder, decodeTensors, type Frame, type TensorRef } from './frames.js';
+import {
+  DEFAULT_EXECUTE_TIMEOUT_SECONDS,
+  DEFAULT_STUB_TIMEOUT_SECONDS,
+  findPythonInterpreter,
+  type PythonBackendSettings,
+} from './settings.js';
+import { StubProcess, describeExit } from './stub-process.js';
+
+/** Request parameters Triton consumes itself and does not hand to the model. */
+const RESERVED_PARAMETERS = new Set(['priority', 'timeout', 'sequence_id', 'sequence_start', 'sequence_end']);
+
+const TRITON_ERROR_KINDS: ReadonlySet<string> = new Set([
+  'UNKNOWN',
+  'INTERNAL',
+  'NOT_FOUND',
+  'INVALID_ARG',
+  'UNAVAILABLE',
+  'UNSUPPORTED',
+  'ALREADY_EXISTS',
+  'CANCELLED',
+]);
+
+interface WireError {
+  readonly message: string;
+  readonly code: string;
+}
+
+function kindOf(code: string): ServerErrorKind {
+  return TRITON_ERROR_KINDS.has(code) ? (code as ServerErrorKind) : 'INTERNAL';
+}
+
+function jsonParameter(value: ParameterValue): string | number | boolean {
+  return typeof value === 'bigint' ? Number(value) : value;
+}
+
+/** One execution in flight. */
+interface Batch {
+  readonly requests: readonly InstanceRequest[];
+  readonly finished: boolean[];
+  executeDone: boolean;
+  readonly sentAt: bigint;
+  readonly computeInputNs: bigint;
+  readonly settle: (timings: ExecutionTimings) => void;
+  timer: NodeJS.Timeout | undefined;
+}
+
+/** Options of {@link createPythonInstance}. */
+export interface PythonInstanceOptions {
+  readonly settings?: PythonBackendSettings;
+  /** Where BLS requests run (the hosting server). */
+  readonly inferenceHost?: InferenceHost;
+}
+
+/** See the module documentation. */
+export class PythonModelInstance implements RuntimeModelInstance {
+  readonly name: string;
+  readonly kind: string;
+  readonly groupName: string;
+  readonly index: number;
+  readonly version: number;
+  readonly #spec: BackendInstanceSpec;
+  readonly #modelName: string;
+  readonly #interpreter: string;
+  readonly #settings: PythonBackendSettings;
+  readonly #host: InferenceHost | undefined;
+  readonly #decoupled: boolean;
+  readonly #outputs: ReadonlyMap<string, ModelOutput>;
+  #stub: StubProcess | undefined;
+  #starting: Promise<void> | undefined;
+  readonly #batches = new Map<number, Batch>();
+  #nextBatch = 0;
+  #disposed: Promise<void> | undefined;
+
+  private constructor(spec: BackendInstanceSpec, interpreter: string, options: PythonInstanceOptions) {
+    const config = spec.config;
+    this.#modelName = config.name;
+    this.name = spec.name;
+    this.kind = spec.kind;
+    this.groupName = spec.groupName;
+    this.index = spec.index;
+    this.version = spec.version;
+    this.#spec = spec;
+    this.#interpreter = interpreter;
+    this.#settings = options.settings ?? {};
+    this.#host = options.inferenceHost;
+    this.#decoupled = config.model_transaction_policy?.decoupled === true;
+    this.#outputs = new Map(config.output.map((o) => [o.name, o]));
+  }
+
+  /**
+   * Finds the interpreter, starts the stub and runs `initialize`.
+   * @throws BackendError `INSTANCE_CREATION_FAILED` naming what is missing or the Python error.
+   */
+  static async create(
+    spec: BackendInstanceSpec,
+    options: PythonInstanceOptions,
+  ): Promise<PythonModelInstance> {
+    const found = await findPythonInterpreter(options.settings);
+    if (!found.ok) throw new BackendError('INSTANCE_CREATION_FAILED', found.reason);
+    const instance = new PythonModelInstance(spec, found.path, options);
+    try {
+      await instance.#start();
+    } catch (error) {
+      throw new BackendError(
+        'INSTANCE_CREATION_FAILED',
+        error instanceof Error ? error.message : String(error),
+        {
+          cause: error,
+        },
+      );
+    }
+    return instance;
+  }
+
+  get #stubTimeoutMs(): number {
+    return (this.#settings.stubTimeoutSeconds ?? DEFAULT_STUB_TIMEOUT_SECONDS) * 1000;
+  }
+
+  /** The stub's process id (tests). */
+  get pid(): number | undefined {
+    return this.#stub?.pid;
+  }
+
+  /** Starts a stub and runs the model's `initialize` in it. */
+  async #start(): Promise<void> {
+    const config = this.#spec.config;
+    const modelPath = this.#spec.modelVersion.modelPath;
+    const stub = StubProcess.start({
+      interpreter: this.#interpreter,
+      modelPath,
+      label: this.name,
+      cwd: this.#spec.modelVersion.directory,
+      ...(this.#settings.log !== undefined ? { log: this.#settings.log } : {}),
+    });
+    stub.onFrame = (frame) => this.#onFrame(stub, frame);
+    stub.onExit = (exit) => this.#onExit(stub, `it exited (${describeExit(exit)})`);
+    const args = {
+      model_config: JSON.stringify(modelConfigToJson(config)),
+      model_instance_kind: this.kind === 'KIND_MODEL' ? 'MODEL' : 'CPU',
+      model_instance_name: this.name,
+      model_instance_device_id: '0',
+      model_repository: join(this.#spec.modelVersion.directory, '..'),
+      model_version: String(this.version),
+      model_name: this.#modelName,
+    };
+    const ready = stub.waitFor(['ready', 'init_error'], this.#stubTimeoutMs, `initialize of '${this.name}'`);
+    stub.send({ type: 'initialize', args, decoupled: this.#decoupled });
+    let frame: Frame;
+    try {
+      frame = await ready;
+    } catch (error) {
+      stub.kill();
+      throw error;
+    }
+    if (frame.header.type === 'init_error') {
+      await stub.stop(1000);
+      throw new Error(String(frame.header.message));
+    }
+    this.#stub = stub;
+  }
+
+  /** Restarts the stub after a crash or timeout (the next execution waits for it). */
+  #restart(): void {
+    if (this.#disposed !== undefined || this.#starting !== undefined) return;
+    this.#stub = undefined;
+    this.#settings.log?.warn(`python stub of model instance '${this.name}' is being restarted`);
+    this.#starting = this.#start()
+      .catch((error: unknown) => {
+        this.#settings.log?.error(
+          `restarting the python stub of model instance '${this.name}' failed: ${error instanceof Error ? error.message : String(error)}`,
+        );
+      })
+      .finally(() => {
+        this.#starting = undefined;
+      });
+  }
+
+  execute(): Promise<never> {
+    return Promise.reject(
+      new ServerError(
+        'INTERNAL',
+        `python model instance '${this.name}' runs requests through executeRequests`,
+      ),
+    );
+  }
+
+  async executeRequests(requests: readonly InstanceRequest[]): Promise<ExecutionTimings> {
+    if (this.#starting !== undefined) await this.#starting;
+    if (this.#stub === undefined && this.#disposed === undefined) {
+      // The last restart failed: try once more for this batch.
+      this.#restart();
+      await this.#starting;
+    }
+    const stub = this.#stub;
+    if (stub === undefined || !stub.alive) {
+      throw new ServerError(
+        'INTERNAL',
+        `Failed to process the request(s) for model instance '${this.name}', message: Stub process '${this.name}' is not healthy.`,
+      );
+    }
+    const t0 = process.hrtime.bigint();
+    const payload = new PayloadBuilder();
+    const entries = requests.map((r) => {
+      const inputs: TensorRef[] = [];
+      for (const tensor of r.inputs.values()) inputs.push(payload.add(tensor));
+      const parameters: Record<string, string | number | boolean> = {};
+      for (const [k, v] of Object.entries(r.parameters)) {
+        if (!RESERVED_PARAMETERS.has(k)) parameters[k] = jsonParameter(v);
+      }
+      return {
+        id: r.id,
+        correlation_id: r.correlationId,
+        flags: r.flags,
+        parameters,
+        requested_outputs: r.requestedOutputs.length > 0 ? r.requestedOutputs : [...this.#outputs.keys()],
+        inputs,
+      };
+    });
+    const id = this.#nextBatch++;
+    const sentAt = process.hrtime.bigint();
+    return new Promise<ExecutionTimings>((resolve) => {
+      const batch: Batch = {
+        requests,
+        finished: requests.map(() => false),
+        executeDone: false,
+        sentAt,
+        computeInputNs: sentAt - t0,
+        settle: resolve,
+        timer: undefined,
+      };
+      const timeoutSeconds = this.#settings.executeTimeoutSeconds ?? DEFAULT_EXECUTE_TIMEOUT_SECONDS;
+      if (timeoutSeconds > 0) {
+        batch.timer = setTimeout(() => {
+          if (batch.executeDone) return;
+          this.#settings.log?.error(
+            `model instance '${this.name}': execute did not finish within ${timeoutSeconds} s; killing its python stub`,
+          );
+          stub.kill();
+          this.#failStub(
+            stub,
+            `execute did not finish within ${timeoutSeconds} s (--backend-config=python,execute-timeout-seconds); the stub was killed and is restarted`,
+          );
+        }, timeoutSeconds * 1000);
+      }
+      this.#batches.set(id, batch);
+      stub.send({ type: 'execute', batch: id, requests: entries }, payload.chunks);
+    });
+  }
+
+  /** A stub that died or hung: fails every unanswered request it had and restarts it. */
+  #failStub(stub: StubProcess, why: string): void {
+    if (this.#stub !== stub && this.#stub !== undefined) return;
+    const message = `Failed to process the request(s) for model instance '${this.name}', message: Stub process '${this.name}' is not healthy: ${why}.`;
+    for (const [id, batch] of this.#batches) {
+      this.#batches.delete(id);
+      this.#failBatch(batch, message);
+    }
+    this.#stub = undefined;
+    if (this.#disposed === undefined) this.#restart();
+  }
+
+  #onExit(stub: StubProcess, why: string): void {
+    if (this.#stub !== stub) return;
+    this.#settings.log?.error(`python stub of model instance '${this.name}' ${why}`);
+    this.#failStub(stub, `${why} while the model was loaded`);
+  }
+
+  #failBatch(batch: Batch, message: string): void {
+    const error = new ServerError('INTERNAL', message);
+    batch.requests.forEach((r, i) => {
+      if (batch.finished[i] === true) return;
+      batch.finished[i] = true;
+      r.respond({ error, final: true });
+    });
+    this.#finishExecute(batch, process.hrtime.bigint(), 0n);
+  }
+
+  #finishExecute(batch: Batch, doneAt: bigint, outputNs: bigint): void {
+    if (batch.executeDone) return;
+    batch.executeDone = true;
+    if (batch.timer !== undefined) clearTimeout(batch.timer);
+    batch.settle({
+      computeInputNs: batch.computeInputNs,
+      computeInferNs: doneAt - batch.sentAt,
+      computeOutputNs: outputNs,
+    });
+  }
+
+  #onFrame(stub: StubProcess, frame: Frame): void {
+    const h = frame.header;
+    switch (h.type) {
+      case 'execute_done':
+        this.#onExecuteDone(h, frame.payload);
+        return;
+      case 'response':
+        this.#onStreamResponse(h, frame.payload);
+        return;
+      case 'bls':
+        void this.#onBls(stub, h, frame.payload);
+        return;
+      case 'log':
+        this.#onLog(h);
+        return;
+      default:
+        this.#settings.log?.warn(`python stub of '${this.name}' sent an unexpected '${h.type}' message`);
+    }
+  }
+
+  /** The response of one request: its outputs checked against the config, or its own error. */
+  #response(
+    entry: Record<string, unknown>,
+    payload: Uint8Array,
+  ): { outputs: ReadonlyMap<string, Tensor> } | { error: ServerError } {
+    const wireError = entry.error as WireError | undefined;
+    if (wireError !== undefined) return { error: new ServerError(kindOf(wireError.code), wireError.message) };
+    let tensors: Tensor[];
+    try {
+      tensors = decodeTensors(entry.outputs, payload, 'output');
+    } catch (error) {
+      return { error: new ServerError('INTERNAL', error instanceof Error ? error.message : String(error)) };
+    }
+    const outputs = new Map<string, Tensor>();
+    for (const t of tensors) {
+      const problem = this.#checkOutput(t);
+      if (problem !== undefined) return { error: new ServerError('INTERNAL', problem) };
+      outputs.set(t.name, t);
+    }
+    return { outputs };
+  }
+
+  #checkOutput(t: Tensor): string | undefined {
+    const model = this.#modelName;
+    const cfg = this.#outputs.get(t.name);
+    if (cfg === undefined) {
+      return `model '${model}' produced output '${t.name}', which its configuration does not declare (outputs: ${[...this.#outputs.keys()].join(', ')})`;
+    }
+    const expected = datatypeFromModelConfig(cfg.data_type);
+    if (expected !== undefined && expected !== t.datatype) {
+      return `output '${t.name}' of model '${model}' has datatype ${t.datatype} but the model configuration declares ${expected}`;
+    }
+    if (cfg.reshape === undefined) {
+      const batched = this.#spec.config.max_batch_size > 0;
+      const dims = batched ? t.shape.slice(1) : t.shape;
+      const ok =
+        (!batched || t.shape.length >= 1) &&
+        dims.length === cfg.dims.length &&
+        dims.every((d, i) => cfg.dims[i] === -1 || cfg.dims[i] === d);
+      if (!ok) {
+        const declared = batched ? [-1, ...cfg.dims] : cfg.dims;
+        return `output '${t.name}' of model '${model}' has shape [${t.shape.join(',')}] but the model configuration declares [${declared.join(',')}]`;
+      }
+    }
+    return undefined;
+  }
+
+  #onExecuteDone(h: Frame['header'], payload: Uint8Array): void {
+    const batch = this.#batches.get(h.batch as number);
+    if (batch === undefined) return;
+    const doneAt = process.hrtime.bigint();
+    if (typeof h.error === 'string') {
+      this.#batches.delete(h.batch as number);
+      this.#failBatch(
+        batch,
+        `Failed to process the request(s) for model instance '${this.name}', message: ${h.error}`,
+      );
+      return;
+    }
+    const responses = h.responses as Record<string, unknown>[] | undefined;
+    if (responses !== undefined) {
+      responses.forEach((entry, i) => {
+        const request = batch.requests[i];
+        if (request === undefined || batch.finished[i] === true) return;
+        batch.finished[i] = true;
+        request.respond({ ...this.#response(entry, payload), final: true });
+      });
+    }
+    this.#finishExecute(batch, doneAt, process.hrtime.bigint() - doneAt);
+    if (batch.finished.every(Boolean)) this.#batches.delete(h.batch as number);
+  }
+
+  #onStreamResponse(h: Frame['header'], payload: Uint8Array): void {
+    const batch = this.#batches.get(h.batch as number);
+    const index = h.request as number;
+    const request = batch?.requests[index];
+    if (batch === undefined || request === undefined || batch.finished[index] === true) return;
+    const final = h.final === true;
+    if (final) batch.finished[index] = true;
+    const hasResponse = h.error !== undefined || h.outputs !== undefined;
+    request.respond({ ...(hasResponse ? this.#response(h, payload) : {}), final });
+    if (batch.executeDone && batch.finished.every(Boolean)) this.#batches.delete(h.batch as number);
+  }
+
+  #onLog(h: Frame['header']): void {
+    const log = this.#settings.log;
+    if (log === undefined) return;
+    const message = String(h.message);
+    switch (h.level) {
+      case 1:
+        log.warn(message);
+        return;
+      case 2:
+        log.error(message);
+        return;
+      case 3:
+        log.verbose(1, message);
+        return;
+      default:
+        log.info(message);
+    }
+  }
+
+  /** A BLS request from the model: run it on the server, answer with outputs or the error. */
+  async #onBls(stub: StubProcess, h: Frame['header'], payload: Uint8Array): Promise<void> {
+    const call = h.call as number;
+    const fail = (kind: string, message: string): void =>
+      stub.send({ type: 'bls_response', call, error: { code: kind, message } });
+    if (this.#host === undefined) {
+      fail('UNAVAILABLE', 'BLS is not available: the model instance has no server to run requests on');
+      return;
+    }
+    try {
+      const inputs = decodeTensors(h.inputs, payload, 'input');
+      const parameters = (h.parameters ?? {}) as Record<string, string | number | boolean>;
+      const timeout = Number(h.timeout ?? 0);
+      const request: CoreInferRequest = {
+        modelName: typeof h.model_name === 'string' ? h.model_name : '',
+        modelVersion: typeof h.model_version === 'string' ? h.model_version : '',
+        ...(typeof h.request_id === 'string' && h.request_id !== '' ? { id: h.request_id } : {}),
+        parameters: timeout > 0 ? { ...parameters, timeout } : parameters,
+        inputs: inputs.map((t) => ({ name: t.name, datatype: t.datatype, shape: t.shape, data: t.data })),
+        outputs: ((h.requested_outputs ?? []) as string[]).map((name) => ({ name })),
+      };
+      const response = await this.#host.infer(request);
+      const out = new PayloadBuilder();
+      const refs = response.outputs.map((o) => out.add(o.tensor));
+      stub.send({ type: 'bls_response', call, outputs: refs }, out.chunks);
+    } catch (error) {
+      if (error instanceof ServerError) fail(error.kind, error.message);
+      else fail('INTERNAL', error instanceof Error ? error.message : String(error));
+    }
+  }
+
+  /** Runs `finalize` and stops the stub (killed if it does not finish in `stub-timeout-seconds`). */
+  dispose(): Promise<void> {
+    this.#disposed ??= (async () => {
+      if (this.#starting !== undefined) await this.#starting;
+      const stub = this.#stub;
+      this.#stub = undefined;
+      if (stub === undefined || !stub.alive) return;
+      try {
+        const done = stub.waitFor(['finalized'], this.#stubTimeoutMs, `finalize of '${this.name}'`);
+        stub.send({ type: 'finalize' });
+        const frame = await done;
+        if (typeof frame.header.error === 'string') {
+          this.#settings.log?.error(
+            `finalize of model instance '${this.name}' failed: ${frame.header.error}`,
+          );
+        }
+      } catch (error) {
+        this.#settings.log?.error(error instanceof Error ? error.message : String(error));
+      }
+      await stub.stop(2000);
+    })();
+    return this.#disposed;
+  }
+}
+
+/** The backend factory's work: one Python model instance. */
+export function createPythonInstance(
+  spec: BackendInstanceSpec,
+  options: PythonInstanceOptions,
+): Promise<PythonModelInstance> {
+  return PythonModelInstance.create(spec, options);
+}

@@ -1,0 +1,73 @@
+/**
+ * A real server over a temp repository of generated Python models (plus the ONNX identity model
+ * for BLS), run with `/usr/bin/python3` (the interpreter with numpy on the test machines).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { startServer, type RunningServer, type StartServerOptions } from '../../src/index.js';
+import {
+  writePythonModels,
+  writeTestModelRepository,
+  type GeneratedPythonModel,
+} from '../../src/testing/index.js';
+
+export const PYTHON = '/usr/bin/python3';
+
+export interface PythonTestServer {
+  readonly running: RunningServer;
+  readonly url: string;
+  readonly repository: string;
+  readonly logs: string[];
+  close(): Promise<void>;
+}
+
+/** Starts a server on port 0 over `models` (+ `onnx` test models), Python settings merged in. */
+export async function startPythonServer(
+  models: readonly GeneratedPythonModel[],
+  options: Partial<StartServerOptions> & { onnx?: readonly string[] } = {},
+): Promise<PythonTestServer> {
+  const { onnx, python, ...rest } = options;
+  const repository = await mkdtemp(join(tmpdir(), 'tritonserver-ts-python-'));
+  if (onnx !== undefined && onnx.length > 0) await writeTestModelRepository(repository, { only: onnx });
+  await writePythonModels(repository, models);
+  const logs: string[] = [];
+  const running = await startServer({
+    modelRepositories: [repository],
+    httpPort: 0,
+    logSink: (line) => logs.push(line),
+    python: { interpreter: PYTHON, ...python },
+    ...rest,
+  });
+  return {
+    running,
+    url: running.url,
+    repository,
+    logs,
+    async close() {
+      await running.close();
+      await rm(repository, { recursive: true, force: true });
+    },
+  };
+}
+
+/** POSTs a JSON inference request; returns the status and parsed body. */
+export async function inferJson(
+  url: string,
+  model: string,
+  body: unknown,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const response = await fetch(`${url}/v2/models/${model}/infer`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+/** The `data` of output `name` in a JSON response body. */
+export function outputData(body: Record<string, unknown>, name: string): unknown[] | undefined {
+  const outputs = body.outputs as { name: string; data: unknown[] }[] | undefined;
+  return outputs?.find((o) => o.name === name)?.data;
+}
