@@ -233,18 +233,19 @@ export class ModelManager {
           });
           return;
         }
-        let pending = this.#loads.get(dep);
-        if (pending === undefined) {
-          const group = listing.get(dep);
-          if (group === undefined) return; // missing: the ensemble's check says so
-          if (await this.#servingUnchanged(dep, group)) return;
-          pending = this.#loadModel(dep, group, {}, false);
-        }
+        const group = listing.get(dep);
+        if (!this.#loads.has(dep) && group === undefined) return; // missing: the check says so
+        // The wait is recorded at once (before any await), so a cycle is seen from either side.
         let waits = this.#waits.get(ensemble);
         if (waits === undefined) this.#waits.set(ensemble, (waits = new Set()));
         waits.add(dep);
         try {
-          await pending.catch(() => undefined);
+          let pending = this.#loads.get(dep);
+          if (pending === undefined && group !== undefined) {
+            if (await this.#servingUnchanged(dep, group)) return;
+            pending = this.#loads.get(dep) ?? this.#loadModel(dep, group, {}, false);
+          }
+          await pending?.catch(() => undefined);
         } finally {
           waits.delete(dep);
         }
