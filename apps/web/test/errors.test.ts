@@ -1,10 +1,19 @@
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { RunningServer } from '@tritonserver-ts/server';
+import {
+  TritonAbortError,
+  TritonClient,
+  TritonConnectionError,
+  TritonProtocolError,
+  TritonServerError,
+  TritonTimeoutError,
+} from '@tritonserver-ts/client';
+import { startServer, type RunningServer } from '@tritonserver-ts/server';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { POST } from '../src/app/api/predict/route';
 import type { ApiError } from '../src/lib/types';
+import { toGatewayError } from '../src/server/errors';
 import {
   json,
   MODELS,
@@ -34,6 +43,7 @@ let badRepo: string;
 let badServer: RunningServer;
 let busyRepo: string;
 let busyServer: RunningServer;
+let explicitServer: RunningServer;
 
 /**
  * A repository of the same model whose queue holds one request and whose batcher waits up to a
@@ -74,11 +84,21 @@ beforeAll(async () => {
   badServer = await startEmbedded(badRepo);
   busyRepo = busyRepository();
   busyServer = await startEmbedded(busyRepo);
+  // Explicit model control, so a test can unload the model under the gateway.
+  explicitServer = await startServer({
+    modelRepositories: [MODELS],
+    modelControlMode: 'explicit',
+    loadModels: ['food_classifier_onnx'],
+    httpPort: 0,
+    grpcPort: 0,
+    exitTimeoutSecs: 1,
+  });
 });
 afterAll(async () => {
   await server?.close();
   await badServer?.close();
   await busyServer?.close();
+  await explicitServer?.close();
   rmSync(badRepo, { recursive: true, force: true });
   rmSync(busyRepo, { recursive: true, force: true });
 });
@@ -180,6 +200,20 @@ describe.each(PROTOCOLS)('faults of the inference server over %s', (protocol) =>
     await expectError(await POST(uploadRequest(photo('A001'))), 503, 'MODEL_UNAVAILABLE');
   });
 
+  it('503 MODEL_UNAVAILABLE when the model is unloaded after the gateway read its info (Triton calls it an invalid argument)', async () => {
+    useEnv(serverEnv(explicitServer, protocol));
+    expect((await POST(uploadRequest(photo('A001')))).status).toBe(200); // model info read and cached
+    const admin = new TritonClient({ url: explicitServer.url });
+    try {
+      await admin.unloadModel('food_classifier_onnx');
+      const e = await expectError(await POST(uploadRequest(photo('A001'))), 503, 'MODEL_UNAVAILABLE');
+      expect(e.error.message).toMatch(/food_classifier_onnx/);
+    } finally {
+      await admin.loadModel('food_classifier_onnx');
+      await admin.close();
+    }
+  });
+
   it('502 INFERENCE_FAILED when the real server rejects the request', async () => {
     useEnv(serverEnv(badServer, protocol));
     const e = await expectError(await POST(uploadRequest(photo('A001'))), 502, 'INFERENCE_FAILED');
@@ -194,5 +228,28 @@ describe.each(PROTOCOLS)('faults of the inference server over %s', (protocol) =>
     const e = await expectError(await POST(uploadRequest(photo('P005'))), 503, 'INFERENCE_UNAVAILABLE');
     expect(e.error.message).toMatch(/Exceeds maximum queue size/);
     expect((await queued).status).toBe(200);
+  });
+});
+
+describe('the client errors map by class and transport-neutral reason, never by message text', () => {
+  const server = (reason: TritonServerError['reason'], status: number, message: string) =>
+    new TritonServerError(status, message, { body: message, transport: 'grpc', reason });
+
+  it.each([
+    [server('UNAVAILABLE', 503, 'Exceeds maximum queue size'), 503, 'INFERENCE_UNAVAILABLE'],
+    [server('NOT_FOUND', 404, 'no available versions'), 503, 'MODEL_UNAVAILABLE'],
+    // Text that reads like "not found" but a reason that says otherwise: the reason wins.
+    [server('INVALID_ARG', 400, 'input not found, model unavailable'), 502, 'INFERENCE_FAILED'],
+    [server('INTERNAL', 500, 'boom'), 502, 'INFERENCE_FAILED'],
+    [new TritonConnectionError('refused'), 503, 'INFERENCE_UNAVAILABLE'],
+    [new TritonTimeoutError(100), 504, 'INFERENCE_TIMEOUT'],
+    [new TritonAbortError(), 499, 'CLIENT_CLOSED_REQUEST'],
+    [new TritonProtocolError('bad body'), 502, 'INFERENCE_FAILED'],
+    [new DOMException('aborted', 'AbortError'), 499, 'CLIENT_CLOSED_REQUEST'],
+    [new Error('wrapped', { cause: new TritonTimeoutError(5) }), 504, 'INFERENCE_TIMEOUT'],
+    // A look-alike that is not the client's error class is not mistaken for one.
+    [Object.assign(new Error('x'), { name: 'TritonServerError', status: 503 }), 500, 'INTERNAL_ERROR'],
+  ])('%s → %i %s', (error, status, code) => {
+    expect(toGatewayError(error)).toMatchObject({ status, code });
   });
 });

@@ -1,6 +1,7 @@
 import 'server-only';
 import { performance } from 'node:perf_hooks';
 import { decodeImage, imagePixels, preprocessImage } from '@gourmetgram/image-preprocess';
+import { TritonServerError, type TritonClient } from '@tritonserver-ts/client';
 import { env } from '../env';
 import type { Prediction } from '../lib/types';
 import { GatewayError } from './errors';
@@ -48,6 +49,15 @@ export function softmax(logits: ArrayLike<number>): Float64Array {
 }
 
 const round = (ms: number) => Math.round(ms * 100) / 100;
+
+/** Whether the model is still ready (after a failed inference); `true` when that cannot be told. */
+async function stillReady(client: TritonClient, name: string, version: string | undefined): Promise<boolean> {
+  try {
+    return await client.isModelReady(name, version, { timeoutMs: 2000, maxRetries: 0 });
+  } catch {
+    return true;
+  }
+}
 
 export interface ClassifyOptions {
   requestId: string;
@@ -170,9 +180,17 @@ export async function classify(bytes: Uint8Array, opts: ClassifyOptions): Promis
       top = [{ index: -1, label, probability }];
     }
   } catch (err) {
-    // The model may have been reloaded with another config; read it again next time.
-    if (!(err instanceof GatewayError) && (err as { name?: string }).name === 'TritonServerError')
+    if (err instanceof TritonServerError) {
+      // The model may have been reloaded with another config; read it again next time.
       resetModelInfo();
+      // Triton calls a model it no longer knows an invalid argument: ask whether it is still ready
+      // rather than read the message.
+      if (err.reason !== 'UNAVAILABLE' && !(await stillReady(client, model.name, common.modelVersion))) {
+        throw new GatewayError('MODEL_UNAVAILABLE', `The model is not available: ${err.message}`, {
+          cause: err,
+        });
+      }
+    }
     throw err;
   }
   const best = top[0]!;

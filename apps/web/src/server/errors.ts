@@ -1,5 +1,14 @@
 import 'server-only';
 import { ImagePreprocessError } from '@gourmetgram/image-preprocess';
+import {
+  ProtocolError,
+  TritonAbortError,
+  TritonConnectionError,
+  TritonError,
+  TritonProtocolError,
+  TritonServerError,
+  TritonTimeoutError,
+} from '@tritonserver-ts/client';
 
 /** Stable error codes of the gateway's JSON errors. The UI and API users branch on these. */
 export const ERROR_STATUS = {
@@ -43,28 +52,31 @@ export class GatewayError extends Error {
   }
 }
 
-interface TritonLike {
-  name?: unknown;
-  code?: unknown;
-  status?: unknown;
-  message?: unknown;
-  cause?: unknown;
+/** The first client error in `err`'s cause chain (the client throws its errors directly; a wrapper may not). */
+function clientErrorIn(err: unknown): TritonError | ProtocolError | undefined {
+  let e: unknown = err;
+  for (let i = 0; i < 5 && e instanceof Error; i++) {
+    if (e instanceof TritonError || e instanceof ProtocolError) return e;
+    e = e.cause;
+  }
+  return undefined;
 }
 
-function chain(err: unknown): TritonLike[] {
-  const out: TritonLike[] = [];
-  let e: unknown = err;
-  for (let i = 0; i < 5 && e && typeof e === 'object'; i++) {
-    out.push(e);
-    e = (e as TritonLike).cause;
-  }
-  return out;
+/**
+ * The platform's own abort (a `DOMException` named `AbortError`, e.g. reading the body of a request
+ * whose client went away). DOMExceptions are told apart by name: that is their standard identity.
+ */
+function isPlatformAbort(err: unknown): boolean {
+  return err instanceof DOMException && err.name === 'AbortError';
 }
 
 /**
  * Maps anything thrown while handling a request to a {@link GatewayError}: preprocessing errors to
- * 400/415, the client's typed errors to 503 (connection), 504 (timeout), 499 (caller went away),
- * 502 (server error), and the rest to 500 with a generic message.
+ * 400/415, and the client's typed errors by class and, for server errors, by their
+ * transport-neutral `reason` (the same over HTTP and gRPC): 499 (caller went away), 504 (timeout),
+ * 503 (connection, or the server's `UNAVAILABLE`), 503 MODEL_UNAVAILABLE (`NOT_FOUND`), 502 (any
+ * other server error, or a response the client could not read); the rest is 500 with a generic
+ * message.
  */
 export function toGatewayError(err: unknown): GatewayError {
   if (err instanceof GatewayError) return err;
@@ -92,47 +104,38 @@ export function toGatewayError(err: unknown): GatewayError {
         );
     }
   }
-  const links = chain(err);
-  const names = links.map((l) => (typeof l.name === 'string' ? l.name : ''));
-  const codes = links.map((l) => (typeof l.code === 'string' ? l.code : ''));
-  const has = (n: string) => names.includes(n);
-  if (has('TritonAbortError') || has('AbortError') || codes.includes('ABORTED')) {
+  const client = clientErrorIn(err);
+  if (client instanceof TritonAbortError || isPlatformAbort(err)) {
     return new GatewayError('CLIENT_CLOSED_REQUEST', 'The request was cancelled by the client.', {
       cause: err,
     });
   }
-  if (has('TritonTimeoutError') || has('TimeoutError') || codes.includes('TIMEOUT')) {
+  if (client instanceof TritonTimeoutError) {
     return new GatewayError('INFERENCE_TIMEOUT', 'The inference server did not answer in time.', {
       cause: err,
     });
   }
-  if (
-    has('TritonConnectionError') ||
-    codes.some((c) =>
-      ['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_SOCKET', 'CONNECTION'].includes(c),
-    )
-  ) {
+  if (client instanceof TritonConnectionError) {
     return new GatewayError('INFERENCE_UNAVAILABLE', 'The inference server is not reachable.', {
       cause: err,
     });
   }
-  const server = links.find((l) => l.name === 'TritonServerError' || typeof l.status === 'number');
-  if (server) {
-    const status = typeof server.status === 'number' ? server.status : 0;
-    const text = typeof server.message === 'string' ? server.message : 'unknown error';
-    if (status === 503) {
-      return new GatewayError('INFERENCE_UNAVAILABLE', `The inference server is not ready: ${text}`, {
-        cause: err,
-      });
+  if (client instanceof TritonServerError) {
+    const text = client.message;
+    switch (client.reason) {
+      case 'UNAVAILABLE':
+        return new GatewayError('INFERENCE_UNAVAILABLE', `The inference server is not ready: ${text}`, {
+          cause: err,
+        });
+      case 'NOT_FOUND':
+        return new GatewayError('MODEL_UNAVAILABLE', `The model is not available: ${text}`, { cause: err });
+      default:
+        return new GatewayError('INFERENCE_FAILED', `The inference server reported an error: ${text}`, {
+          cause: err,
+        });
     }
-    if (/unknown model|not (found|ready)|unavailable|is not loaded/i.test(text)) {
-      return new GatewayError('MODEL_UNAVAILABLE', `The model is not available: ${text}`, { cause: err });
-    }
-    return new GatewayError('INFERENCE_FAILED', `The inference server reported an error: ${text}`, {
-      cause: err,
-    });
   }
-  if (has('TritonProtocolError')) {
+  if (client instanceof TritonProtocolError || client instanceof ProtocolError) {
     return new GatewayError('INFERENCE_FAILED', 'The inference server sent a response we could not read.', {
       cause: err,
     });

@@ -73,6 +73,7 @@ export class Semaphore {
   }
 }
 
+/** The platform's abort error (a `DOMException` named `AbortError`), as `fetch` and streams throw it. */
 function abortError(): Error {
-  return Object.assign(new Error('The request was cancelled by the client.'), { name: 'AbortError' });
+  return new DOMException('The request was cancelled by the client.', 'AbortError');
 }

@@ -1,7 +1,7 @@
 import 'server-only';
 import { env } from '../env';
 import type { DurationStat, Health, ModelStats } from '../lib/types';
-import { toGatewayError } from './errors';
+import { GatewayError, toGatewayError } from './errors';
 import type { TritonClient } from '@tritonserver-ts/client';
 import { tritonClient } from './triton';
 
@@ -56,7 +56,10 @@ export async function modelStats(signal?: AbortSignal): Promise<ModelStats> {
   ).getInferenceStatistics(modelName, modelVersion || undefined, signal ? { signal } : {});
   const stats = normalizeModelStats(raw);
   if (!stats)
-    throw toGatewayError(Object.assign(new Error(`no statistics for ${modelName}`), { status: 404 }));
+    throw new GatewayError(
+      'INFERENCE_FAILED',
+      `The inference server reported an error: no statistics for ${modelName}`,
+    );
   return stats;
 }
 

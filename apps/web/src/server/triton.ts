@@ -1,7 +1,13 @@
 import 'server-only';
 import type { PreprocessConfig } from '@gourmetgram/image-preprocess';
 import { preprocessConfigFromParameters } from '@gourmetgram/image-preprocess';
-import { datatypeFromModelConfig, TritonClient } from '@tritonserver-ts/client';
+import {
+  datatypeFromModelConfig,
+  TritonClient,
+  type ClassificationEntry,
+  type ModelConfig,
+  type ModelConfigTensor,
+} from '@tritonserver-ts/client';
 import { env } from '../env';
 import { GatewayError } from './errors';
 
@@ -71,40 +77,23 @@ export function tritonClient(): Promise<TritonClient> {
   return client.client;
 }
 
-interface WireTensorConfig {
-  name?: unknown;
-  data_type?: unknown;
-  dims?: unknown;
-}
-interface WireConfig {
-  name?: unknown;
-  backend?: unknown;
-  platform?: unknown;
-  max_batch_size?: unknown;
-  input?: WireTensorConfig[];
-  output?: WireTensorConfig[];
-  parameters?: Record<string, { string_value?: string }>;
-}
-
 const num = (v: unknown): number => Number(v);
-const str = (v: unknown): string =>
-  typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'bigint' ? v.toString() : '';
 
-function tensorConfig(t: WireTensorConfig | undefined, what: string) {
+function tensorConfig(t: ModelConfigTensor | undefined, what: string) {
   if (!t) throw new GatewayError('MODEL_CONFIG_INVALID', `The model config has no ${what}.`);
-  const datatype = datatypeFromModelConfig(str(t.data_type)) ?? str(t.data_type).replace(/^TYPE_/, '');
+  const datatype = datatypeFromModelConfig(t.data_type) ?? t.data_type.replace(/^TYPE_/, '');
   const dims = Array.isArray(t.dims) ? t.dims.map(num) : [];
-  return { name: str(t.name), datatype, dims };
+  return { name: t.name, datatype, dims };
 }
 
 /**
- * Derives the inference path and tensor names from a model config (Triton's JSON form). Exported for
- * tests; the route uses {@link getModelInfo}.
+ * Derives the inference path and tensor names from a model config (the client's `ModelConfig`,
+ * the same over HTTP and gRPC). Exported for tests; the route uses {@link getModelInfo}.
  */
-export function modelInfoFromConfig(raw: unknown, version: string): Omit<ModelInfo, 'labels'> {
-  const cfg = (raw ?? {}) as WireConfig;
-  const name = str(cfg.name);
-  const backend = str(cfg.backend) || str(cfg.platform).replace(/_onnx$|^onnxruntime_onnx$/, 'onnxruntime');
+export function modelInfoFromConfig(cfg: ModelConfig, version: string): Omit<ModelInfo, 'labels'> {
+  const name = cfg.name;
+  const backend =
+    (cfg.backend ?? '') || (cfg.platform ?? '').replace(/_onnx$|^onnxruntime_onnx$/, 'onnxruntime');
   const maxBatchSize = num(cfg.max_batch_size ?? 0);
   const input = tensorConfig(cfg.input?.[0], 'input');
   const outputs = (cfg.output ?? []).map((o, i) => tensorConfig(o, `output ${i}`));
@@ -180,30 +169,21 @@ export function modelInfoFromConfig(raw: unknown, version: string): Omit<ModelIn
   };
 }
 
-const decoder = new TextDecoder();
-
-/** Parses Triton classification strings `value:index[:label]` into labels by index. */
-export function labelsFromClassification(
-  entries: readonly (Uint8Array | string)[],
-  numClasses: number,
-): string[] {
-  return classification(entries, numClasses).labels;
-}
-
-/** Labels and values by index from Triton classification strings (`NaN` for an index not listed). */
-export function classification(
-  entries: readonly (Uint8Array | string)[],
+/**
+ * Labels and values by class index from classification entries (parsed by the client's
+ * `InferResult.classifications`); `NaN` and `class i` for an index not listed, entries outside
+ * `[0, numClasses)` ignored.
+ */
+export function classesByIndex(
+  entries: readonly ClassificationEntry[],
   numClasses: number,
 ): { labels: string[]; values: number[] } {
   const labels = Array.from({ length: numClasses }, (_, i) => `class ${i}`);
   const values = Array.from({ length: numClasses }, () => NaN);
-  for (const e of entries) {
-    const s = typeof e === 'string' ? e : decoder.decode(e);
-    const [value, index, ...rest] = s.split(':');
-    const i = Number(index);
-    if (!Number.isInteger(i) || i < 0 || i >= numClasses) continue;
-    values[i] = Number(value);
-    if (rest.length > 0) labels[i] = rest.join(':');
+  for (const { value, index, label } of entries) {
+    if (index >= numClasses) continue;
+    values[index] = value;
+    if (label !== undefined) labels[index] = label;
   }
   return { labels, values };
 }
@@ -226,7 +206,7 @@ async function loadModelInfo(): Promise<ModelInfo> {
     c.getModelConfig(modelName, modelVersion || undefined, opts),
     c.getModelMetadata(modelName, modelVersion || undefined, opts),
   ]);
-  const versions = ((metadata as { versions?: unknown[] }).versions ?? []).map(str);
+  const versions = metadata.versions ?? [];
   const version =
     modelVersion ||
     versions
@@ -250,7 +230,10 @@ async function loadModelInfo(): Promise<ModelInfo> {
         outputs: [{ name: base.output.name, classCount: base.numClasses }],
       },
     );
-    ({ labels, values: zeroInputLogits } = classification(res.asStrings(base.output.name), base.numClasses));
+    ({ labels, values: zeroInputLogits } = classesByIndex(
+      res.classifications(base.output.name),
+      base.numClasses,
+    ));
   }
   return { ...base, labels, ...(zeroInputLogits ? { zeroInputLogits } : {}) };
 }
@@ -280,7 +263,7 @@ export function getModelInfo(signal?: AbortSignal): Promise<ModelInfo> {
 }
 
 function abortError(): Error {
-  return Object.assign(new Error('The request was cancelled by the client.'), { name: 'AbortError' });
+  return new GatewayError('CLIENT_CLOSED_REQUEST', 'The request was cancelled by the client.');
 }
 
 /** Forget the cached model info (after the model changed, or between tests). */
