@@ -9,7 +9,7 @@
  * project's addition; Triton waits forever) kills the stub, fails its requests and restarts it.
  * @packageDocumentation
  */
-import { join } from 'node:path';
+import { dirname } from 'node:path';
 
 import { datatypeFromModelConfig, type Tensor } from '@tritonserver-ts/client/protocol';
 
@@ -163,7 +163,7 @@ export class PythonModelInstance implements RuntimeModelInstance {
       model_instance_kind: this.kind === 'KIND_MODEL' ? 'MODEL' : 'CPU',
       model_instance_name: this.name,
       model_instance_device_id: '0',
-      model_repository: join(this.#spec.modelVersion.directory, '..'),
+      model_repository: dirname(this.#spec.modelVersion.directory),
       model_version: String(this.version),
       model_name: this.#modelName,
     };
