@@ -5,7 +5,8 @@
  * @packageDocumentation
  */
 import { promisify } from 'node:util';
-import { gzip, gunzip, deflate, inflate } from 'node:zlib';
+import { createGunzip, createInflate, deflate, gunzip, gzip, inflate } from 'node:zlib';
+
 import { ProtocolError } from './errors.js';
 
 /** A body compression algorithm. */
@@ -55,6 +56,87 @@ export async function decompressBody(
       cause,
     });
   }
+}
+
+/** Limits of {@link decompressWithin}. */
+export interface DecompressLimits {
+  /**
+   * Largest decompressed size in bytes. Passing it stops decompression as soon as it happens
+   * (ProtocolError `DECOMPRESSED_TOO_LARGE`): a small compressed body cannot make the reader hold
+   * more than this.
+   */
+  readonly maxBytes: number;
+  /**
+   * Called with the size of each piece of output before it is kept (after the limit check). An error
+   * thrown here stops decompression, and the promise rejects with it (e.g. a memory budget).
+   */
+  readonly onChunk?: (byteLength: number) => void;
+  /** Output piece size in bytes: how often the limit and `onChunk` are checked (default 64 KiB). */
+  readonly chunkBytes?: number;
+}
+
+/** What {@link decompressWithin} produced: the output pieces in order, and their total size. */
+export interface DecompressedChunks {
+  readonly chunks: Buffer[];
+  readonly byteLength: number;
+}
+
+/**
+ * Decompresses a whole body as a stream, within {@link DecompressLimits}; the pieces are returned
+ * unjoined, so the caller decides (and accounts for) the one copy that joins them.
+ * @throws ProtocolError `DECOMPRESSED_TOO_LARGE` past `maxBytes`, `CORRUPT_COMPRESSED_BODY` when the
+ *   data is not valid for `algorithm`; or what `onChunk` threw.
+ */
+export function decompressWithin(
+  body: Uint8Array,
+  algorithm: CompressionAlgorithm,
+  limits: DecompressLimits,
+): Promise<DecompressedChunks> {
+  const chunkSize = limits.chunkBytes ?? 64 * 1024;
+  const stream = algorithm === 'gzip' ? createGunzip({ chunkSize }) : createInflate({ chunkSize });
+  return new Promise((resolve, reject) => {
+    let chunks: Buffer[] = [];
+    let size = 0;
+    let settled = false;
+    const fail = (error: Error): void => {
+      if (settled) return;
+      settled = true;
+      chunks = [];
+      stream.destroy();
+      reject(error);
+    };
+    stream.on('data', (chunk: Buffer) => {
+      if (settled) return;
+      size += chunk.byteLength;
+      if (size > limits.maxBytes) {
+        fail(
+          new ProtocolError(
+            'DECOMPRESSED_TOO_LARGE',
+            `the decompressed ${algorithm} body exceeds ${limits.maxBytes} bytes`,
+          ),
+        );
+        return;
+      }
+      try {
+        limits.onChunk?.(chunk.byteLength);
+      } catch (error) {
+        fail(error instanceof Error ? error : new Error(String(error)));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    stream.once('end', () => {
+      if (settled) return;
+      settled = true;
+      resolve({ chunks, byteLength: size });
+    });
+    stream.once('error', (cause) => {
+      fail(
+        new ProtocolError('CORRUPT_COMPRESSED_BODY', `failed to decompress the ${algorithm} body`, { cause }),
+      );
+    });
+    stream.end(body);
+  });
 }
 
 /**

@@ -7,9 +7,8 @@
  * @packageDocumentation
  */
 import type { IncomingMessage } from 'node:http';
-import { createGunzip, createInflate } from 'node:zlib';
 
-import { parseContentEncoding } from '@tritonserver-ts/client/protocol';
+import { ProtocolError, decompressWithin, parseContentEncoding } from '@tritonserver-ts/client/protocol';
 
 import { ServerError, invalidArg } from '../core/errors.js';
 import type { Reservation } from './memory-budget.js';
@@ -192,71 +191,40 @@ export function checkContentEncoding(value: string | undefined): 'gzip' | 'defla
 const DECOMPRESS_CHUNK_BYTES = 64 * 1024;
 
 /**
- * Decompresses a request body as a stream, refusing output above `limit` bytes
- * ({@link DecompressedBodyTooLargeError}, 400) as soon as it passes it. With a `reservation`, every
- * piece of output is reserved out of the shared in-flight budget as it is produced, so concurrent
- * bombs together cannot exceed what is free (`BodyBudgetExceededError`, 503); the pieces are
- * joined once at the end (the copy is reserved too, and the pieces returned after).
+ * Decompresses a request body with the codec's limited streaming decompressor, refusing output
+ * above `limit` bytes ({@link DecompressedBodyTooLargeError}, 400, Triton's wording) as soon as it
+ * passes it. With a `reservation`, every piece of output is reserved out of the shared in-flight
+ * budget as it is produced, so concurrent bombs together cannot exceed what is free
+ * (`BodyBudgetExceededError`, 503); the pieces are joined once at the end (the copy is reserved too,
+ * and the pieces returned after).
  */
-export function decompressRequestBody(
+export async function decompressRequestBody(
   body: Buffer,
   encoding: 'gzip' | 'deflate' | undefined,
   limit: number,
   reservation?: Reservation,
 ): Promise<Buffer> {
-  if (encoding === undefined) return Promise.resolve(body);
-  const stream =
-    encoding === 'gzip'
-      ? createGunzip({ chunkSize: DECOMPRESS_CHUNK_BYTES })
-      : createInflate({ chunkSize: DECOMPRESS_CHUNK_BYTES });
-  return new Promise((resolve, reject) => {
-    let chunks: Buffer[] = [];
-    let size = 0;
-    let settled = false;
-    const fail = (error: Error): void => {
-      if (settled) return;
-      settled = true;
-      chunks = [];
-      stream.destroy();
-      reject(error);
-    };
-    stream.on('data', (chunk: Buffer) => {
-      if (settled) return;
-      size += chunk.byteLength;
-      if (size > limit) {
-        fail(new DecompressedBodyTooLargeError(limit));
-        return;
-      }
-      try {
-        reservation?.grow(chunk.byteLength);
-      } catch (error) {
-        fail(error as Error);
-        return;
-      }
-      chunks.push(chunk);
+  if (encoding === undefined) return body;
+  let out;
+  try {
+    out = await decompressWithin(body, encoding, {
+      maxBytes: limit,
+      chunkBytes: DECOMPRESS_CHUNK_BYTES,
+      ...(reservation !== undefined ? { onChunk: (n: number) => reservation.grow(n) } : {}),
     });
-    stream.once('end', () => {
-      if (settled) return;
-      if (chunks.length === 1) {
-        settled = true;
-        resolve(chunks[0] as Buffer);
-        return;
-      }
-      try {
-        reservation?.grow(size);
-      } catch (error) {
-        fail(error as Error);
-        return;
-      }
-      settled = true;
-      const out = Buffer.concat(chunks, size);
-      chunks = [];
-      reservation?.shrink(size);
-      resolve(out);
-    });
-    stream.once('error', (cause) => {
-      fail(invalidArg(`failed to decompress the ${encoding} request body`, cause));
-    });
-    stream.end(body);
-  });
+  } catch (error) {
+    if (error instanceof ProtocolError && error.code === 'DECOMPRESSED_TOO_LARGE') {
+      throw new DecompressedBodyTooLargeError(limit);
+    }
+    if (error instanceof ProtocolError && error.code === 'CORRUPT_COMPRESSED_BODY') {
+      throw invalidArg(`failed to decompress the ${encoding} request body`, error.cause);
+    }
+    throw error;
+  }
+  const { chunks, byteLength } = out;
+  if (chunks.length === 1) return chunks[0] as Buffer;
+  reservation?.grow(byteLength);
+  const joined = Buffer.concat(chunks, byteLength);
+  reservation?.shrink(byteLength);
+  return joined;
 }
