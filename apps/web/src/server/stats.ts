@@ -2,31 +2,29 @@ import 'server-only';
 import { env } from '../env';
 import type { DurationStat, Health, ModelStats } from '../lib/types';
 import { GatewayError, toGatewayError } from './errors';
-import type { TritonClient } from '@tritonserver-ts/client';
+import type {
+  InferenceStatistics,
+  InferStatistics,
+  StatisticDuration,
+  TritonClient,
+  Uint64,
+} from '@tritonserver-ts/client';
 import { tritonClient } from './triton';
 
-/** 64-bit counters may arrive as number, bigint, string or a lossless-number object. */
-const n = (v: unknown): number => {
-  if (typeof v === 'number') return v;
-  if (typeof v === 'bigint') return Number(v);
-  if (v === undefined || v === null) return 0;
-  // lossless-json numbers and the like stringify to their digits.
-  const x = Number(typeof v === 'string' ? v : (v as { toString(): string }).toString());
-  return Number.isFinite(x) ? x : 0;
-};
+/** The client's 64-bit counters: a number, or a bigint beyond 2^53 − 1. */
+const n = (v: Uint64 | undefined): number => (v === undefined ? 0 : Number(v));
 
-const dur = (v: unknown): DurationStat => {
-  const o = (v ?? {}) as { count?: unknown; ns?: unknown };
-  return { count: n(o.count), ms: n(o.ns) / 1e6 };
-};
+const dur = (v: StatisticDuration | undefined): DurationStat => ({
+  count: n(v?.count),
+  ms: n(v?.ns) / 1e6,
+});
 
-/** Triton's `/v2/models/<m>/stats` entry → the numbers the stats page charts. */
-export function normalizeModelStats(raw: unknown): ModelStats | undefined {
-  const list = ((raw ?? {}) as { model_stats?: unknown[] }).model_stats ?? [];
-  const s = list[0] as Record<string, unknown> | undefined;
+/** The client's statistics (the same over HTTP and gRPC) → the numbers the stats page charts. */
+export function normalizeModelStats(raw: InferenceStatistics): ModelStats | undefined {
+  const s = Array.isArray(raw.model_stats) ? raw.model_stats[0] : undefined;
   if (!s) return undefined;
-  const inf = (s.inference_stats ?? {}) as Record<string, unknown>;
-  const batches = ((s.batch_stats ?? []) as Record<string, unknown>[])
+  const inf: Partial<InferStatistics> = s.inference_stats ?? {};
+  const batches = (s.batch_stats ?? [])
     .map((b) => {
       const ci = dur(b.compute_infer);
       return { batchSize: n(b.batch_size), count: ci.count, computeInferMs: ci.ms };
