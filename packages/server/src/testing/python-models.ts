@@ -42,7 +42,8 @@ function model(name: string, config: string | undefined, py: string): GeneratedP
  * `name`: FP32 INPUT0, INPUT1 [4] → OUTPUT0 = sum, OUTPUT1 = difference (max_batch_size 0). Its
  * `initialize` logs `<name> initialized (<instance kind> <instance name>)` through `pb_utils.Logger`
  * and prints the args keys to stdout; OUTPUT1 is only computed when requested; the request's
- * parameters JSON and id are echoed in the BYTES output `INFO` ("<id>|<parameters>").
+ * id, correlation id, flags and parameters JSON are echoed in the BYTES output `INFO`
+ * ("<id>|<correlation id>|<flags>|<parameters>").
  */
 export function addSubPythonModel(name = 'py_add'): GeneratedPythonModel {
   return model(
@@ -87,7 +88,7 @@ class TritonPythonModel:
             outputs = [pb_utils.Tensor("OUTPUT0", (a + b).astype(self.out_dtype))]
             if "OUTPUT1" in wanted:
                 outputs.append(pb_utils.Tensor("OUTPUT1", (a - b).astype(self.out_dtype)))
-            info = f"{request.request_id()}|{request.parameters()}"
+            info = f"{request.request_id()}|{request.correlation_id()}|{request.flags()}|{request.parameters()}"
             outputs.append(pb_utils.Tensor("INFO", np.array([info.encode()], dtype=np.object_)))
             responses.append(pb_utils.InferenceResponse(output_tensors=outputs))
         return responses

@@ -32,7 +32,7 @@ describe('python backend: a model.py served by the embedded server', () => {
   it('runs execute and answers the outputs, the request id and its parameters', async () => {
     const r = await inferJson(server.url, 'py_add', {
       id: 'req-1',
-      parameters: { color: 'red', n: 3, priority: 0 },
+      parameters: { color: 'red', n: 3, priority: 0, sequence_id: 42, sequence_start: true },
       inputs: [
         { name: 'INPUT0', datatype: 'FP32', shape: [4], data: [1, 2, 3, 4] },
         { name: 'INPUT1', datatype: 'FP32', shape: [4], data: [10, 20, 30, 40] },
@@ -41,7 +41,8 @@ describe('python backend: a model.py served by the embedded server', () => {
     expect(r.status).toBe(200);
     expect(outputData(r.body, 'OUTPUT0')).toEqual([11, 22, 33, 44]);
     expect(outputData(r.body, 'OUTPUT1')).toEqual([-9, -18, -27, -36]);
-    expect(outputData(r.body, 'INFO')).toEqual(['req-1|{"color": "red", "n": 3}']);
+    // Triton consumes priority and the sequence parameters (correlation id, flags START = 1).
+    expect(outputData(r.body, 'INFO')).toEqual(['req-1|42|1|{"color": "red", "n": 3}']);
   });
 
   it('hands the model only the requested output names', async () => {
