@@ -94,6 +94,7 @@ export class PythonModelInstance implements RuntimeModelInstance {
   readonly #batches = new Map<number, Batch>();
   #nextBatch = 0;
   #disposed: Promise<void> | undefined;
+  #lastRestart = 0;
 
   private constructor(spec: BackendInstanceSpec, interpreter: string, options: PythonInstanceOptions) {
     const config = spec.config;
@@ -183,12 +184,23 @@ export class PythonModelInstance implements RuntimeModelInstance {
     this.#stub = stub;
   }
 
-  /** Restarts the stub after a crash or timeout (the next execution waits for it). */
+  /**
+   * Restarts the stub after a crash or timeout (the next execution waits for it). A stub that dies
+   * again within a second of its last restart is restarted after a one-second pause, so a model that
+   * keeps crashing does not spin.
+   */
   #restart(): void {
     if (this.#disposed !== undefined || this.#starting !== undefined) return;
     this.#stub = undefined;
+    const now = Date.now();
+    const pause = now - this.#lastRestart < 1000 ? 1000 : 0;
+    this.#lastRestart = now + pause;
     this.#settings.log?.warn(`python stub of model instance '${this.name}' is being restarted`);
-    this.#starting = this.#start()
+    this.#starting = (async () => {
+      if (pause > 0) await new Promise((resolve) => setTimeout(resolve, pause));
+      if (this.#disposed !== undefined) return;
+      await this.#start();
+    })()
       .catch((error: unknown) => {
         this.#settings.log?.error(
           `restarting the python stub of model instance '${this.name}' failed: ${error instanceof Error ? error.message : String(error)}`,
