@@ -2,7 +2,7 @@
  * One error hierarchy for every transport. Match on `instanceof` or on the stable `code`.
  * @packageDocumentation
  */
-import { ProtocolError, type ProtocolErrorCode } from './protocol/errors.js';
+import { ProtocolError, type ProtocolErrorCode, type TritonStatusKind } from './protocol/errors.js';
 
 /** Stable codes of {@link TritonError}. */
 export type TritonErrorCode =
@@ -32,15 +32,7 @@ export class TritonError extends Error {
  * UNKNOWN, ALREADY_EXISTS and CANCELLED, which HTTP cannot tell apart). Any other status or code,
  * and an in-band stream error (which carries no status), is `UNKNOWN`.
  */
-export type TritonErrorReason =
-  | 'INVALID_ARG'
-  | 'NOT_FOUND'
-  | 'UNAVAILABLE'
-  | 'UNSUPPORTED'
-  | 'INTERNAL'
-  | 'ALREADY_EXISTS'
-  | 'CANCELLED'
-  | 'UNKNOWN';
+export type TritonErrorReason = TritonStatusKind;
 
 const HTTP_STATUS_REASON: Readonly<Record<number, TritonErrorReason>> = {
   400: 'INVALID_ARG',

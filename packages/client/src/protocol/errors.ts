@@ -4,6 +4,22 @@
  * @packageDocumentation
  */
 
+/**
+ * Triton's status kinds (`TRITONSERVER_Error_Code`), the wire-neutral classification of a refused
+ * or failed request shared by both ends: the client's `TritonServerError.reason` and the embedded
+ * server's `ServerError.kind`. Each wire maps them to its own statuses at its edge (HTTP status,
+ * gRPC code).
+ */
+export type TritonStatusKind =
+  | 'INVALID_ARG'
+  | 'NOT_FOUND'
+  | 'UNAVAILABLE'
+  | 'UNSUPPORTED'
+  | 'INTERNAL'
+  | 'ALREADY_EXISTS'
+  | 'CANCELLED'
+  | 'UNKNOWN';
+
 /** Stable codes of {@link ProtocolError}; match on these, never on the message text. */
 export type ProtocolErrorCode =
   | 'INVALID_HEADER_LENGTH'

@@ -4,16 +4,13 @@
  * @packageDocumentation
  */
 
-/** Triton's status codes (`TRITONSERVER_Error_Code`) that the core uses. */
-export type ServerErrorKind =
-  | 'INVALID_ARG'
-  | 'NOT_FOUND'
-  | 'UNAVAILABLE'
-  | 'UNSUPPORTED'
-  | 'INTERNAL'
-  | 'ALREADY_EXISTS'
-  | 'CANCELLED'
-  | 'UNKNOWN';
+import type { TritonStatusKind } from '@tritonserver-ts/client/protocol';
+
+/**
+ * Triton's status codes (`TRITONSERVER_Error_Code`): the codec's {@link TritonStatusKind}, the same
+ * kinds the client reports as `TritonServerError.reason`.
+ */
+export type ServerErrorKind = TritonStatusKind;
 
 /**
  * A request the server refuses or could not serve. `message` is the exact text a client receives in

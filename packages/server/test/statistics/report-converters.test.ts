@@ -56,18 +56,8 @@ describe('statistics converters (one neutral report, two wires)', () => {
         '"cancel":{"count":6,"ns":6}}}',
     );
     expect(text).toContain('"memory_usage":[{"type":"CPU","id":-1,"byte_size":1024}]');
-    const parsed = JSON.parse(text) as { model_stats: Record<string, unknown>[] };
-    expect(Object.keys(parsed.model_stats[0] ?? {})).toEqual([
-      'name',
-      'version',
-      'last_inference',
-      'inference_count',
-      'execution_count',
-      'inference_stats',
-      'response_stats',
-      'batch_stats',
-      'memory_usage',
-    ]);
+    // The key order is pinned in model-statistics.test.ts; here the whole text must be valid JSON.
+    expect(() => JSON.parse(text) as unknown).not.toThrow();
   });
 
   it('gRPC: builds a ModelStatisticsResponse that survives the wire with every field', () => {
