@@ -49,7 +49,7 @@ describe('python backend: stub faults, finalize and process cleanup', () => {
     const crashed = await inferJson(server.url, 'py_fault', int(1));
     expect(crashed.status).toBe(500);
     expect(crashed.body.error).toBe(
-      "Failed to process the request(s) for model instance 'py_fault_0_0', message: Stub process 'py_fault_0_0' is not healthy: it exited (exit code 3) while the model was loaded.",
+      "Failed to process the request(s) for model instance 'py_fault_0_0', message: Stub process 'py_fault_0_0' is not healthy: it exited (exit code 3).",
     );
     const after = await stubPid(server.url);
     expect(after).not.toBe(before);

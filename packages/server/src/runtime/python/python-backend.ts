@@ -298,7 +298,7 @@ export class PythonModelInstance implements RuntimeModelInstance {
   #onExit(stub: StubProcess, why: string): void {
     if (this.#stub !== stub) return;
     this.#settings.log?.error(`python stub of model instance '${this.name}' ${why}`);
-    this.#failStub(stub, `${why} while the model was loaded`);
+    this.#failStub(stub, why);
   }
 
   #failBatch(batch: Batch, message: string): void {
