@@ -231,8 +231,12 @@ describe('docker/Dockerfile.triton', () => {
     expect(year * 100 + month).toBeGreaterThanOrEqual(2410);
   });
 
-  it('installs every third-party module model.py imports that the image lacks', () => {
-    const modelPy = read('models_staging/food_classifier/1/model.py');
+  it('installs every third-party module a model.py imports that the image lacks', () => {
+    const modelPy = trackedFiles('models_staging')
+      .filter((f) => f.endsWith('/model.py'))
+      .map((f) => read(f))
+      .join('\n');
+    expect(modelPy).toContain('class TritonPythonModel');
     const imported = new Set(
       [...modelPy.matchAll(/^\s*(?:import\s+(\w+)|from\s+(\w+)[\w.]*\s+import\s)/gm)].map(
         (m) => m[1] ?? m[2] ?? '',
@@ -241,7 +245,7 @@ describe('docker/Dockerfile.triton', () => {
     // What model.py needs beyond the standard library and what the Triton image provides.
     const pipName: Record<string, string> = { PIL: 'pillow' };
     const providedByImage = new Set(['numpy', 'triton_python_backend_utils']);
-    const stdlib = new Set(['base64', 'binascii', 'concurrent', 'io', 'json', 'math', 'os', 're']);
+    const stdlib = new Set(['base64', 'binascii', 'concurrent', 'io', 'json', 'math', 'os', 're', 'string']);
     const installs = runText(triton);
     for (const module of imported) {
       if (stdlib.has(module) || providedByImage.has(module)) continue;

@@ -1,8 +1,9 @@
 // models_staging/food_classifier against the model it calls by BLS (food_classifier_onnx): the same
 // preprocessing, the same labels, that model's real tensor names, a batch that fits.
+// Then food_preprocess and food_classifier_ensemble against the same model.
 import { join, normalize } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { exists, pbtxtField, pbtxtParameters, read } from '../src/repo.js';
+import { exists, pbtxtField, pbtxtParameters, read, trackedFiles } from '../src/repo.js';
 
 const LABELS = [
   'Bread',
@@ -103,5 +104,95 @@ describe('models_staging/food_classifier', () => {
     expect(readme).toMatch(/BLS/);
     expect(readme).toContain('--load-model=food_classifier_onnx');
     expect(read('models_staging/README.md')).toContain('--load-model=food_classifier_onnx');
+  });
+});
+
+describe('models_staging/food_preprocess and food_classifier_ensemble', () => {
+  const preprocess = read('models_staging/food_preprocess/config.pbtxt');
+  const ensemble = read('models_staging/food_classifier_ensemble/config.pbtxt');
+  const preprocessing = (params: Record<string, string>): Record<string, string> =>
+    Object.fromEntries(Object.entries(params).filter(([key]) => key.startsWith('preprocess_')));
+
+  for (const config of ['config.pbtxt', 'configs/gpu.pbtxt']) {
+    it(`food_preprocess preprocesses with the parameters of food_classifier_onnx/${config}`, () => {
+      const onnx = preprocessing(pbtxtParameters(read(`models_staging/food_classifier_onnx/${config}`)));
+      expect(Object.keys(onnx).length).toBeGreaterThanOrEqual(6);
+      expect(preprocessing(pbtxtParameters(preprocess))).toEqual(onnx);
+    });
+  }
+
+  it("food_preprocess's decoding code is food_classifier's, character for character (Triton cannot share it by import)", () => {
+    // From RESIZE_MODES to the end of class Preprocessor: the resize modes, filters, parameter
+    // reading and the Preprocessor that both models run.
+    const shared = (file: string): string => {
+      const text = read(file);
+      const start = text.indexOf('RESIZE_MODES = {');
+      const end = text.search(/^(def decode_base64|# --- end of the code shared)/m);
+      expect(start, file).toBeGreaterThan(0);
+      expect(end, file).toBeGreaterThan(start);
+      return text.slice(start, end).trimEnd();
+    };
+    const original = shared('models_staging/food_classifier/1/model.py');
+    expect(original).toContain('class Preprocessor:');
+    expect(shared('models_staging/food_preprocess/1/model.py')).toBe(original);
+  });
+
+  it("food_preprocess is a CPU Python model whose output is food_classifier_onnx's input", () => {
+    expect(pbtxtField(preprocess, 'backend')).toBe('python');
+    expect(preprocess.replace(/#[^\n]*/g, '')).toMatch(/kind:\s*KIND_CPU/);
+    const onnx = read('models_staging/food_classifier_onnx/config.pbtxt');
+    expect(tensors(preprocess, 'input').get('IMAGE')).toEqual([1]);
+    expect(tensors(preprocess, 'output').get('PREPROCESSED')).toEqual(tensors(onnx, 'input').get('input'));
+    expect(preprocess).toMatch(/name:\s*"IMAGE"\s*data_type:\s*TYPE_STRING/);
+    expect(preprocess).toMatch(/name:\s*"PREPROCESSED"\s*data_type:\s*TYPE_FP32/);
+  });
+
+  it('the ensemble maps IMAGE → food_preprocess → food_classifier_onnx → output, ood_score, within both batch sizes', () => {
+    const onnx = read('models_staging/food_classifier_onnx/config.pbtxt');
+    expect(pbtxtField(ensemble, 'platform')).toBe('ensemble');
+    expect(pbtxtField(ensemble, 'backend')).toBeUndefined();
+    const batch = Number(pbtxtField(ensemble, 'max_batch_size'));
+    expect(batch).toBeGreaterThan(0);
+    expect(batch).toBeLessThanOrEqual(Number(pbtxtField(preprocess, 'max_batch_size')));
+    expect(batch).toBeLessThanOrEqual(Number(pbtxtField(onnx, 'max_batch_size')));
+    expect(tensors(ensemble, 'input')).toEqual(new Map([['IMAGE', [1]]]));
+    expect(tensors(ensemble, 'output')).toEqual(tensors(onnx, 'output'));
+    const maps = (body: string, kind: string): Record<string, string> => {
+      const out: Record<string, string> = {};
+      const pattern = new RegExp(`${kind}\\s*\\{\\s*key:\\s*"([^"]+)"\\s*value:\\s*"([^"]+)"`, 'g');
+      for (const m of body.matchAll(pattern)) out[m[1] ?? ''] = m[2] ?? '';
+      return out;
+    };
+    const steps = [
+      ...ensemble.replace(/#[^\n]*/g, '').matchAll(/model_name:\s*"([^"]+)"([\s\S]*?)(?=model_name:|$)/g),
+    ].map(([, model, body]) => ({
+      model,
+      inputs: maps(body ?? '', 'input_map'),
+      outputs: maps(body ?? '', 'output_map'),
+    }));
+    expect(steps).toEqual([
+      {
+        model: 'food_preprocess',
+        inputs: { IMAGE: 'IMAGE' },
+        outputs: { PREPROCESSED: 'preprocessed_image' },
+      },
+      {
+        model: 'food_classifier_onnx',
+        inputs: { input: 'preprocessed_image' },
+        outputs: { output: 'output', ood_score: 'ood_score' },
+      },
+    ]);
+    // Triton needs a version directory for an ensemble too; git keeps it through a placeholder.
+    expect(trackedFiles('models_staging/food_classifier_ensemble')).toContain(
+      'models_staging/food_classifier_ensemble/1/.gitkeep',
+    );
+  });
+
+  it('models_staging/README.md documents both models and the duplicated code', () => {
+    const readme = read('models_staging/README.md');
+    expect(readme).toContain('food_preprocess');
+    expect(readme).toContain('food_classifier_ensemble');
+    expect(readme).toMatch(/raw bytes/);
+    expect(readme).toMatch(/identical/);
   });
 });
