@@ -69,6 +69,18 @@ describe('python backend: BLS, decoupled models and gRPC', () => {
     expect(errors[0]?.final).toBe(true);
     expect(errors[0]?.error?.kind).toBe('INVALID_ARG');
     expect(errors[0]?.error?.message).toBe('n must be >= 0');
+
+    const none: CoreStreamResponse[] = [];
+    await server.running.server.infer({
+      modelName: 'py_decoupled',
+      inputs: [{ name: 'IN', datatype: 'INT32', shape: [1], data: Int32Array.from([0]) }],
+      onResponse: (r) => none.push(r),
+    });
+    expect(none).toEqual([{ final: true }]);
+    const stats = (await (await fetch(`${server.url}/v2/models/py_decoupled/stats`)).json()) as {
+      model_stats: { inference_stats: { success: { count: number } } }[];
+    };
+    expect(stats.model_stats[0]?.inference_stats.success.count).toBe(3);
   });
 
   it('refuses a decoupled model on HTTP /infer', async () => {
