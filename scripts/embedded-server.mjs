@@ -1,6 +1,39 @@
 // How `npm start` runs the embedded inference server: the command line and the URL the web app uses.
 // Kept apart from start.mjs so the deployment tests can check exactly what `npm start` runs.
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
+
+/** What models_staging/food_classifier/1/model.py imports beyond the standard library. */
+export const PYTHON_MODULES = ['numpy', 'PIL'];
+
+/**
+ * Whether `interpreter` runs and imports every module of {@link PYTHON_MODULES}.
+ * @param {string} interpreter a path or a command on PATH
+ * @returns {boolean}
+ */
+export function pythonHasModules(interpreter) {
+  const r = spawnSync(interpreter, ['-c', `import ${PYTHON_MODULES.join(', ')}`], {
+    stdio: 'ignore',
+    timeout: 20_000,
+  });
+  return r.status === 0;
+}
+
+/**
+ * The Python interpreter the embedded server runs models_staging's Python models with:
+ * TRITONSERVER_TS_PYTHON when set (used as given), else the first of `python3` on PATH and
+ * `/usr/bin/python3` that imports numpy AND Pillow (the server's own discovery asks only for numpy,
+ * which a PATH `python3` without Pillow passes, and food_classifier would then fail to load).
+ * `undefined` when none does.
+ * @param {Record<string, string | undefined>} env
+ * @param {(interpreter: string) => boolean} [usable] the probe (tests replace it)
+ * @returns {string | undefined}
+ */
+export function pythonInterpreter(env, usable = pythonHasModules) {
+  const explicit = env.TRITONSERVER_TS_PYTHON;
+  if (explicit !== undefined && explicit !== '') return explicit;
+  return ['python3', '/usr/bin/python3'].find((candidate) => usable(candidate));
+}
 
 /**
  * The embedded server's CLI arguments for `npm start`, and the `host:port` the gateway talks to.
@@ -8,10 +41,17 @@ import { join } from 'node:path';
  * loopback unless TRITON_HTTP_ADDRESS asks otherwise (for example 0.0.0.0 for Prometheus on another
  * host); TRITON_GRPC_ADDRESS defaults to the HTTP address.
  * @param {string} root repository root
+ *
+ * The Python-backend model (food_classifier) runs with {@link pythonInterpreter}'s choice, passed as
+ * `--backend-config=python,python-interpreter=<path>`. When no interpreter has numpy and Pillow, the
+ * server is started with `--exit-on-error=false --strict-readiness=false`: food_classifier is listed
+ * UNAVAILABLE with the reason, food_classifier_onnx is served, and `pythonMissing` is true.
+ * @param {string} root repository root
  * @param {Record<string, string | undefined>} env environment (TRITON_HTTP_PORT, TRITON_GRPC_PORT,
- *   TRITON_METRICS_PORT, TRITON_HTTP_ADDRESS, TRITON_GRPC_ADDRESS)
+ *   TRITON_METRICS_PORT, TRITON_HTTP_ADDRESS, TRITON_GRPC_ADDRESS, TRITONSERVER_TS_PYTHON)
+ * @param {(interpreter: string) => boolean} [usable] the interpreter probe (tests replace it)
  */
-export function embeddedServerCommand(root, env) {
+export function embeddedServerCommand(root, env, usable = pythonHasModules) {
   const httpPort = env.TRITON_HTTP_PORT ?? '8000';
   const grpcPort = env.TRITON_GRPC_PORT ?? '8001';
   const metricsPort = env.TRITON_METRICS_PORT ?? '8002';
@@ -26,6 +66,9 @@ export function embeddedServerCommand(root, env) {
     `--http-address=${httpAddress}`,
     `--grpc-address=${grpcAddress}`,
   ];
+  const python = pythonInterpreter(env, usable);
+  if (python !== undefined) args.push(`--backend-config=python,python-interpreter=${python}`);
+  else args.push('--exit-on-error=false', '--strict-readiness=false');
   const shown = (address) => {
     const host = address === '0.0.0.0' || address === '::' ? '127.0.0.1' : address;
     return host.includes(':') ? `[${host}]` : host;
@@ -34,5 +77,7 @@ export function embeddedServerCommand(root, env) {
     args,
     tritonUrl: `${shown(httpAddress)}:${httpPort}`,
     tritonGrpcUrl: `${shown(grpcAddress)}:${grpcPort}`,
+    python,
+    pythonMissing: python === undefined,
   };
 }

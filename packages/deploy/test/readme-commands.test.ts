@@ -152,7 +152,8 @@ const NOT_RUN: Record<string, string> = {
   'curl -fsS -o /tmp/A001.jpeg localhost/api/examples/A001': COMPOSE_STACK,
   'printf \'{"inputs":[{"name":"INPUT_IMAGE","datatype":"BYTES","shape":[1,1],"data":["%s"]}]}\' "$(base64 -w0 /tmp/A001.jpeg)" > /tmp/request.json':
     COMPOSE_STACK,
-  "curl -s localhost:8000/v2/models/food_classifier/infer -H 'Content-Type: application/json' -d @/tmp/request.json": `${COMPOSE_STACK}; food_classifier is the Python-backend model, which only Triton serves`,
+  "curl -s localhost:8000/v2/models/food_classifier/infer -H 'Content-Type: application/json' -d @/tmp/request.json":
+    COMPOSE_STACK,
   'curl -s localhost/api/health': COMPOSE_STACK,
   'curl -s localhost:8002/metrics | grep nv_inference_queue_duration_us': COMPOSE_STACK,
   'curl -fsS localhost:8000/v2/health/ready && echo ready': COMPOSE_STACK,
