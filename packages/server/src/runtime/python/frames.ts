@@ -58,6 +58,11 @@ export function encodeFrame(header: object, chunks: readonly Uint8Array[] = []):
   const head = Buffer.from(JSON.stringify(header), 'utf8');
   let body = 0;
   for (const c of chunks) body += c.byteLength;
+  if (4 + head.byteLength + body > 0xffff_ffff) {
+    throw new Error(
+      `a message to or from a python stub cannot exceed 4 GiB (this one has ${body} tensor bytes)`,
+    );
+  }
   const prefix = Buffer.allocUnsafe(8);
   prefix.writeUInt32LE(4 + head.byteLength + body, 0);
   prefix.writeUInt32LE(head.byteLength, 4);

@@ -279,7 +279,12 @@ export class PythonModelInstance implements RuntimeModelInstance {
         }, timeoutSeconds * 1000);
       }
       this.#batches.set(id, batch);
-      stub.send({ type: 'execute', batch: id, requests: entries }, payload.chunks);
+      try {
+        stub.send({ type: 'execute', batch: id, requests: entries }, payload.chunks);
+      } catch (error) {
+        this.#batches.delete(id);
+        this.#failBatch(batch, error instanceof Error ? error.message : String(error));
+      }
     });
   }
 
