@@ -19,6 +19,7 @@
  */
 import type { Tensor } from '@tritonserver-ts/client/protocol';
 
+import type { ServerError } from '../core/errors.js';
 import type { InferenceHost } from '../core/inference-host.js';
 import type { ParameterValue } from '../core/types.js';
 import type { ModelConfig } from '../repository/model-config.js';
@@ -50,6 +51,23 @@ export interface SchedulerRequest {
   readonly parameters?: Readonly<Record<string, ParameterValue>>;
   /** The outputs the client asked for (absent = every output); ensembles prune unneeded steps. */
   readonly requestedOutputs?: readonly string[];
+  /** `sequence_id` of the request, when given (per-request backends such as Python read it). */
+  readonly correlationId?: number | string;
+  /** Triton request flags (1 = sequence start, 2 = sequence end); 0 when absent. */
+  readonly flags?: number;
+  /**
+   * Decoupled models: receives every response of the request (outputs or a per-response error),
+   * the last one with `final: true`; `enqueue` then resolves with an empty output map once the
+   * request is complete. Without it, `enqueue` resolves with the last response's outputs.
+   */
+  readonly onResponse?: (response: SchedulerStreamResponse) => void;
+}
+
+/** One response of a request to a decoupled model (see {@link SchedulerRequest.onResponse}). */
+export interface SchedulerStreamResponse {
+  readonly outputs?: ReadonlyMap<string, Tensor>;
+  readonly error?: ServerError;
+  readonly final: boolean;
 }
 
 /** The trace activities a scheduler reports. */
