@@ -5,6 +5,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { pythonInterpreter } from './embedded-server.mjs';
+
 const root = new URL('..', import.meta.url).pathname;
 const resultsDir = join(root, 'test-results');
 const env = {
@@ -13,6 +15,13 @@ const env = {
   TURBO_NO_UPDATE_NOTIFIER: '1',
   DO_NOT_TRACK: '1',
 };
+// Tests that serve models_staging run food_classifier's model.py, which needs numpy and Pillow: give
+// every suite the Python `npm start` would use (a PATH python3 may have numpy without Pillow, which
+// the server's own discovery accepts). Unset when no Python has both; the suites then say why.
+if (!env.TRITONSERVER_TS_PYTHON) {
+  const python = pythonInterpreter(env);
+  if (python !== undefined) env.TRITONSERVER_TS_PYTHON = python;
+}
 
 function run(label, cmd, args) {
   console.log(`\n=== ${label}: ${cmd} ${args.join(' ')}`);
