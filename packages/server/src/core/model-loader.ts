@@ -165,6 +165,8 @@ export class ModelLoader {
     for (const warning of ignoredFeatures(definition.config)) this.#opts.logger.warn(warning);
     record.failure = undefined;
     record.signature = signature;
+    record.composing =
+      definition.config.ensemble_scheduling !== undefined ? composingModels(definition.config) : undefined;
     if (definition.config.ensemble_scheduling !== undefined) {
       await this.#checkEnsemble(record, definition, ensembleContext);
     }

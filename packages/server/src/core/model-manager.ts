@@ -66,6 +66,7 @@ export class ModelManager {
   #waits = new Map<string, Set<string>>();
   #circular = new Map<string, string>();
   #listing: Map<string, RepositoryEntry[]> | undefined;
+  #added = new Set<string>();
   readonly #ensembleContext: EnsembleLoadContext = {
     loadDependencies: (ensemble, names) => this.#loadDependencies(ensemble, names),
     inRepository: (name) => this.#listing?.has(name) === true,
@@ -125,9 +126,9 @@ export class ModelManager {
 
   /** One poll pass (poll mode): loads new models, reloads changed ones, unloads removed ones. */
   poll(): Promise<void> {
-    return this.#serialize(() => {
+    return this.#serialize(async () => {
       this.#beginOperation(undefined);
-      return pollRepository({
+      await pollRepository({
         listModels: async () => {
           const entries = await this.#opts.services.listModels(this.#opts.repositories);
           this.#listing = groupEntries(entries);
@@ -138,6 +139,7 @@ export class ModelManager {
         unload: (name) => this.#unloadModel(name, false),
         logger: this.#opts.logger,
       });
+      await this.#reloadWaiting();
     });
   }
 
@@ -161,7 +163,11 @@ export class ModelManager {
       const entries = await this.#opts.services.listModels(this.#opts.repositories);
       const byName = groupEntries(entries);
       this.#beginOperation(byName);
-      await this.#loadModel(name, byName.get(name), options, true);
+      try {
+        await this.#loadModel(name, byName.get(name), options, true);
+      } finally {
+        await this.#reloadWaiting();
+      }
     });
   }
 
@@ -175,6 +181,7 @@ export class ModelManager {
     return this.#serialize(async () => {
       this.#beginOperation(undefined);
       await this.#unloadModel(name, options.unloadDependents === true);
+      await this.#reloadWaiting();
     });
   }
 
@@ -182,6 +189,7 @@ export class ModelManager {
     this.#loads.clear();
     this.#waits.clear();
     this.#circular.clear();
+    this.#added.clear();
     this.#listing = listing;
   }
 
@@ -316,6 +324,37 @@ export class ModelManager {
       this.#opts.logger.warn(`unloading ensemble '${record.name}': ${problem.message}`);
       await this.#loader.retireAll(record, 'unloaded');
       await this.#recheckDependents(record.name);
+    }
+    // As Triton re-checks an ensemble when a model it uses is added: an ensemble that should be
+    // loaded but is down (taken down with a composing model, or failed on one) loads again, once
+    // the operation's own loads are done (see #reloadWaiting).
+    const model = this.#registry.get(name);
+    if (model !== undefined && serving(model)) this.#added.add(name);
+  }
+
+  /** Loads the ensembles that were waiting for a model this operation loaded (until none is left). */
+  async #reloadWaiting(): Promise<void> {
+    while (this.#added.size > 0) {
+      const added = [...this.#added];
+      this.#added.clear();
+      const waiting = [...this.#registry.records()].filter(
+        (r) =>
+          r.wanted &&
+          r.unsupported !== true &&
+          !serving(r) &&
+          !this.#loads.has(r.name) &&
+          added.some((a) => a !== r.name && r.composing?.includes(a) === true),
+      );
+      for (const record of waiting) {
+        this.#listing ??= groupEntries(
+          await this.#opts.services.listModels(this.#opts.repositories).catch(() => []),
+        );
+        await this.#loadModel(record.name, this.#listing.get(record.name), {}, record.explicit === true).then(
+          () => this.#opts.logger.info(`successfully loaded '${record.name}'`),
+          (error: unknown) =>
+            this.#opts.logger.warn(error instanceof Error ? error.message.trimEnd() : String(error)),
+        );
+      }
     }
   }
 

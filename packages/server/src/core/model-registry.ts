@@ -49,6 +49,8 @@ export interface ModelRecord {
    * `unload_dependents` unloads composing models that were not.
    */
   explicit?: boolean;
+  /** For an ensemble: its composing models as of its last load (kept when it is taken down). */
+  composing?: readonly string[] | undefined;
 }
 
 /** Triton's reason for a model found in more than one repository. */

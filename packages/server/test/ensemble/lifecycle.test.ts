@@ -96,7 +96,7 @@ describe('ensemble lifecycle (explicit mode)', () => {
     expect(await states(['chain', 'double', 'plus_one'])).toEqual(['UNAVAILABLE', 'UNAVAILABLE', 'READY']);
   });
 
-  it('a reloaded composing model keeps the ensemble serving; an unloaded one takes it down', async () => {
+  it('a reloaded composing model keeps the ensemble serving; an unloaded one takes it down until it is back', async () => {
     expect((await post('/v2/repository/models/chain/load')).status).toBe(200);
     expect((await post('/v2/repository/models/double/load')).status).toBe(200);
     const after = await infer(server.url, 'chain', chainInput);
@@ -108,6 +108,11 @@ describe('ensemble lifecycle (explicit mode)', () => {
     const gone = await infer(server.url, 'chain', chainInput);
     expect(gone.status).toBe(404);
     expect(gone.error).toBe("Request for unknown model: 'chain' has no available versions");
+
+    // As in Triton, the ensemble loads again when its composing model comes back.
+    expect((await post('/v2/repository/models/double/load')).status).toBe(200);
+    expect(await states(['chain', 'double', 'plus_one'])).toEqual(['READY', 'READY', 'READY']);
+    expect((await infer(server.url, 'chain', chainInput)).status).toBe(200);
   });
 
   it("a composing model that fails or is invalid makes the ensemble UNAVAILABLE with Triton's reason", async () => {
