@@ -20,7 +20,13 @@ const models = join(webDir, '../../models_staging');
 
 let triton: RunningServer | undefined;
 async function startTriton() {
-  triton = await startServer({ modelRepositories: [models], httpPort: E2E.tritonPort, exitTimeoutSecs: 1 });
+  // Debian's python3 (numpy and Pillow) runs food_classifier's model.py: both models READY.
+  triton = await startServer({
+    modelRepositories: [models],
+    httpPort: E2E.tritonPort,
+    exitTimeoutSecs: 1,
+    python: { interpreter: '/usr/bin/python3' },
+  });
 }
 await startTriton();
 

@@ -107,6 +107,15 @@ const schema = z
     TRITON_GRPC_URL: z.string().trim().min(1).optional(),
     FOOD11_MODEL_NAME: z.string().trim().min(1).default('food_classifier_onnx'),
     FOOD11_MODEL_VERSION: z.string().trim().regex(/^\d*$/, 'a version number').default(''),
+    /**
+     * The models a request may pick with the `model` form field of `POST /api/predict` (beyond the
+     * seed), comma-separated; FOOD11_MODEL_NAME, the default, is always one of them.
+     */
+    FOOD11_MODEL_CHOICES: z
+      .string()
+      .trim()
+      .regex(/^[^\s,/]+(\s*,\s*[^\s,/]+)*$|^$/, 'comma-separated model names')
+      .default('food_classifier_onnx,food_classifier'),
     INFERENCE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
     MAX_UPLOAD_BYTES: z.coerce
       .number()
@@ -181,6 +190,10 @@ const schema = z
       tritonUrl: triton.url,
       modelName: e.FOOD11_MODEL_NAME,
       modelVersion: e.FOOD11_MODEL_VERSION,
+      /** FOOD11_MODEL_NAME first, then FOOD11_MODEL_CHOICES' other names, each once. */
+      modelChoices: [
+        ...new Set([e.FOOD11_MODEL_NAME, ...e.FOOD11_MODEL_CHOICES.split(',').map((n) => n.trim())]),
+      ].filter((n) => n !== ''),
       inferenceTimeoutMs: e.INFERENCE_TIMEOUT_MS,
       maxUploadBytes: e.MAX_UPLOAD_BYTES,
       maxImagePixels: e.MAX_IMAGE_PIXELS,

@@ -2,9 +2,10 @@
  * A FAKE, clearly labelled: the gRPC twin of fake-kserve.ts. A tiny in-process
  * `inference.GRPCInferenceService` (grpc-js with the client package's service definition) that speaks
  * the contract of the Python-backend model `food_classifier` (INPUT_IMAGE BYTES [1,1] base64 text →
- * FOOD_LABEL BYTES, PROBABILITY FP32), because real Triton's python backend cannot run here and the
- * embedded server lists that model UNAVAILABLE. It records what it received (in the HTTP fake's
- * shape) and can hang (to observe the client's cancel) or fail as Triton does over gRPC.
+ * FOOD_LABEL BYTES, PROBABILITY FP32). The real food_classifier runs on the embedded server
+ * (python-path-real.test.ts); this stand-in is kept only for faults that server cannot be made to show
+ * on demand: it can hang (to observe the client's cancel) or fail as Triton does over gRPC. It
+ * records what it received (in the HTTP fake's shape).
  */
 import type { ServerUnaryCall, sendUnaryData, UntypedServiceImplementation } from '@grpc/grpc-js';
 import { Server, ServerCredentials, status } from '@grpc/grpc-js';

@@ -1,9 +1,9 @@
 /**
  * A FAKE, clearly labelled: a tiny in-process KServe v2 responder that speaks the contract of the
  * Python-backend model `food_classifier` (INPUT_IMAGE BYTES [1,1] base64 text → FOOD_LABEL BYTES,
- * PROBABILITY FP32). Real Triton's python backend cannot run here and the embedded server lists that
- * model UNAVAILABLE, so the gateway's python path is tested against this. It records what it received
- * and can also hang or fail, to test timeouts, cancellation and 502s.
+ * PROBABILITY FP32). The real food_classifier runs on the embedded server (python-path-real.test.ts);
+ * this stand-in is kept only for what that server cannot be made to do on demand: hold an inference
+ * open (timeouts, cancellation in flight) or fail with a chosen status. It records what it received.
  */
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';

@@ -19,9 +19,25 @@ export function photo(code: string): Buffer {
   );
 }
 
-/** The embedded Triton-compatible server on free ports (HTTP and gRPC), in this process. */
+/**
+ * The Python the embedded server runs `food_classifier`'s model.py with: Debian's, which has numpy
+ * and Pillow (a `python3` earlier on PATH may lack Pillow, and the server's own discovery asks only
+ * for numpy).
+ */
+export const PYTHON = '/usr/bin/python3';
+
+/**
+ * The embedded Triton-compatible server on free ports (HTTP and gRPC), in this process; both
+ * GourmetGram models READY (the Python-backend one under {@link PYTHON}).
+ */
 export function startEmbedded(repo = MODELS): Promise<RunningServer> {
-  return startServer({ modelRepositories: [repo], httpPort: 0, grpcPort: 0, exitTimeoutSecs: 1 });
+  return startServer({
+    modelRepositories: [repo],
+    httpPort: 0,
+    grpcPort: 0,
+    exitTimeoutSecs: 1,
+    python: { interpreter: PYTHON },
+  });
 }
 
 /** The gateway's protocols: every test parameterised over them runs over both. */

@@ -3,11 +3,14 @@
 import { useCallback, useEffect, useId, useRef, useState } from 'react';
 import type { ChangeEvent, DragEvent } from 'react';
 import type { Example } from '@/lib/gallery';
+import { modelsToRun, selectionOf, type Measured, type ModelChoice } from '@/lib/compare';
 import type { ApiError, Prediction } from '@/lib/types';
 import { CameraPanel } from './camera-panel';
 import { HealthBadge } from './health-badge';
 import { FeedbackForm } from './feedback-form';
 import { LatencySplit } from './latency-split';
+import { ModelPicker } from './model-picker';
+import { PathComparison } from './path-comparison';
 import { ProbabilityBars } from './probability-bars';
 
 /** What went wrong, for people: a title per stable error code; the server's message adds the detail. */
@@ -39,6 +42,8 @@ interface Shown {
   fileName: string;
   /** Browser-measured round trip (upload + server + download), ms. */
   roundTripMs: number;
+  /** "Compare": the same photo through every model, the shown prediction first. */
+  comparison?: Measured[];
 }
 
 interface Failure {
@@ -61,6 +66,11 @@ export function Classifier({ examples }: { examples: readonly Example[] }) {
   const [failure, setFailure] = useState<Failure | null>(null);
   const [history, setHistory] = useState<Shown[]>([]);
   const [labels, setLabels] = useState<string[]>([]);
+  const [choices, setChoices] = useState<ModelChoice[]>([]);
+  const [pick, setPick] = useState('');
+  // Read by classify() (kept stable for the paste and camera handlers): the current choice.
+  const picked = useRef({ pick, choices });
+  picked.current = { pick, choices };
   const fileInput = useRef<HTMLInputElement>(null);
   const cameraInput = useRef<HTMLInputElement>(null);
   const cameraButton = useRef<HTMLButtonElement>(null);
@@ -78,8 +88,13 @@ export function Classifier({ examples }: { examples: readonly Example[] }) {
 
   useEffect(() => {
     fetch('/api/version')
-      .then((r) => r.json() as Promise<{ model?: { labels?: string[] } }>)
-      .then((v) => setLabels(v.model?.labels ?? []))
+      .then((r) => r.json() as Promise<{ model?: { labels?: string[] }; models?: ModelChoice[] }>)
+      .then((v) => {
+        setLabels(v.model?.labels ?? []);
+        const models = v.models ?? [];
+        setChoices(models);
+        setPick((p) => p || (models.find((m) => m.default)?.name ?? ''));
+      })
       .catch(() => undefined);
   }, []);
 
@@ -88,24 +103,38 @@ export function Classifier({ examples }: { examples: readonly Example[] }) {
     const ac = new AbortController();
     inflight.current = ac;
     setFailure(null);
-    setBusy(file.name || 'photo');
-    const started = performance.now();
-    const form = new FormData();
-    form.set('file', file, file.name || 'photo');
+    const { pick, choices } = picked.current;
+    // No list of models (an older gateway, or /api/version failed): the gateway's default model.
+    const models: (string | undefined)[] = choices.length
+      ? modelsToRun(selectionOf(pick, choices), choices)
+      : [undefined];
+    setBusy(`${file.name || 'photo'}${models.length > 1 ? ' with each model' : ''}`);
     try {
-      const res = await fetch('/api/predict', { method: 'POST', body: form, signal: ac.signal });
-      const body = (await res.json().catch(() => null)) as Prediction | ApiError | null;
-      if (!res.ok || !body || 'error' in body) {
-        const err =
-          body && 'error' in body ? body.error : { code: 'INTERNAL_ERROR', message: `HTTP ${res.status}` };
-        setFailure({ code: err.code, message: err.message, file });
-        return;
+      // One model after the other, so their latencies are not measured against each other.
+      const results: Measured[] = [];
+      for (const model of models) {
+        const form = new FormData();
+        form.set('file', file, file.name || 'photo');
+        if (model !== undefined) form.set('model', model);
+        const started = performance.now();
+        const res = await fetch('/api/predict', { method: 'POST', body: form, signal: ac.signal });
+        const body = (await res.json().catch(() => null)) as Prediction | ApiError | null;
+        if (!res.ok || !body || 'error' in body) {
+          const err =
+            body && 'error' in body ? body.error : { code: 'INTERNAL_ERROR', message: `HTTP ${res.status}` };
+          const which = models.length > 1 && model !== undefined ? `${model}: ` : '';
+          setFailure({ code: err.code, message: `${which}${err.message}`, file });
+          return;
+        }
+        results.push({ prediction: body, roundTripMs: performance.now() - started });
       }
+      const first = results[0]!;
       const entry: Shown = {
-        prediction: body,
+        prediction: first.prediction,
         previewUrl: URL.createObjectURL(file),
         fileName: file.name || 'pasted photo',
-        roundTripMs: performance.now() - started,
+        roundTripMs: first.roundTripMs,
+        ...(results.length > 1 ? { comparison: results } : {}),
       };
       setShown(entry);
       setHistory((h) => {
@@ -192,6 +221,7 @@ export function Classifier({ examples }: { examples: readonly Example[] }) {
           </h2>
           <HealthBadge />
         </div>
+        <ModelPicker choices={choices} value={pick} onChange={setPick} />
         <div
           data-testid="dropzone"
           onDragEnter={(e) => onDrag(e, 'enter')}
@@ -400,6 +430,7 @@ export function Classifier({ examples }: { examples: readonly Example[] }) {
             </div>
             <ProbabilityBars top={p.top} />
             <LatencySplit timings={p.timings} roundTripMs={shown.roundTripMs} />
+            {shown.comparison && <PathComparison results={shown.comparison} />}
             <FeedbackForm
               key={p.requestId}
               predictionId={p.requestId}
@@ -408,7 +439,8 @@ export function Classifier({ examples }: { examples: readonly Example[] }) {
               labels={labels}
             />
             <p className="mt-3 text-xs text-slate-600">
-              Model {p.model.name} v{p.model.version} ({p.model.backend}) · request {p.requestId}
+              Model {p.model.name} v{p.model.version} ({p.model.backend}, {p.model.path} path) · request{' '}
+              {p.requestId}
             </p>
           </article>
         ) : (

@@ -31,7 +31,7 @@ export const ERROR_CODES = Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode
 export const ERROR_DESCRIPTIONS: { readonly [C in ErrorCode]: string } = {
   MISSING_FILE: 'No file part named `file` in the upload (or no body at all).',
   INVALID_REQUEST:
-    'The request is malformed: not `multipart/form-data`, an unreadable multipart body, more than one file, or a feedback body that is not valid JSON or misses a field.',
+    'The request is malformed: not `multipart/form-data`, an unreadable multipart body, more than one file, a `model` that is not one of `FOOD11_MODEL_CHOICES`, or a feedback body that is not valid JSON or misses a field.',
   INVALID_PREDICTION_ID: 'A prediction id that is not 1–64 letters, digits, `-` or `_`.',
   EMPTY_FILE: 'The uploaded file is empty.',
   CORRUPT_IMAGE: 'Truncated or damaged image data (the message names the decoder’s reason).',
@@ -106,10 +106,19 @@ export const predictForm = z
       .array(uploadedFile)
       .min(1, { error: 'Attach the photo in a multipart field named "file".' })
       .max(1, { error: 'Send exactly one photo in the "file" field.' }),
+    model: z
+      .string()
+      .optional()
+      .meta({
+        description:
+          'The model to run (beyond the seed): one of `FOOD11_MODEL_CHOICES`, listed with their inference paths by `GET /api/version` (`models`), e.g. `food_classifier_onnx` (the tensor path) or `food_classifier` (the Python-backend path). Absent or empty: `FOOD11_MODEL_NAME`. Another name, or more than one `model` field, is `INVALID_REQUEST`.',
+        examples: ['food_classifier'],
+      }),
   })
   .meta({
     id: 'PredictForm',
-    description: '`multipart/form-data` with exactly one file part named `file` (other parts are ignored).',
+    description:
+      '`multipart/form-data` with exactly one file part named `file` and optionally a text part named `model` (other parts are ignored).',
   });
 
 const comment = z.string().max(500).optional().meta({ description: 'Free text, at most 500 characters.' });
@@ -259,6 +268,26 @@ export const version = z
         .exactOptional()
         .meta({ description: 'Why the model could not be described (the other fields are then absent).' }),
     }),
+    models: z
+      .array(
+        z.object({
+          name: z.string(),
+          default: z
+            .boolean()
+            .meta({ description: '`FOOD11_MODEL_NAME`: what a prediction without `model` runs.' }),
+          version: z.string().exactOptional(),
+          backend: z.string().exactOptional(),
+          path: z.enum(['tensor', 'python']).exactOptional(),
+          error: z
+            .string()
+            .exactOptional()
+            .meta({ description: 'Why the model could not be described (it is not ready, or unknown).' }),
+        }),
+      )
+      .meta({
+        description:
+          'The models `POST /api/predict` can run (its `model` field): `FOOD11_MODEL_CHOICES`, the default first, each with its inference path when the server describes it.',
+      }),
   })
   .meta({ id: 'Version' });
 

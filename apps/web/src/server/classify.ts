@@ -8,7 +8,7 @@ import { GatewayError } from './errors';
 import { checkImageSignature } from './image-signature';
 import { oodApplies, outOfDistribution } from './ood';
 import { Semaphore } from './semaphore';
-import { getModelInfo, resetModelInfo, tritonClient } from './triton';
+import { getModelInfo, modelTarget, resetModelInfo, tritonClient } from './triton';
 
 /** Reused input tensors (600 kB each for 3×224×224): less garbage per request. */
 const tensorPool: Float32Array[] = [];
@@ -63,6 +63,8 @@ export interface ClassifyOptions {
   requestId: string;
   /** The incoming request's signal: a closed tab cancels the inference. */
   signal?: AbortSignal;
+  /** The model to run (one of FOOD11_MODEL_CHOICES, checked by the caller); default FOOD11_MODEL_NAME. */
+  model?: string;
 }
 
 /**
@@ -72,8 +74,9 @@ export interface ClassifyOptions {
  */
 export async function classify(bytes: Uint8Array, opts: ClassifyOptions): Promise<Prediction> {
   const t0 = performance.now();
-  const { maxImagePixels, modelVersion, inferenceTimeoutMs } = env();
-  const model = await getModelInfo(opts.signal);
+  const { maxImagePixels, inferenceTimeoutMs } = env();
+  const { modelVersion } = modelTarget(opts.model);
+  const model = await getModelInfo(opts.signal, opts.model);
   const limits = { maxPixels: maxImagePixels };
   const signalOpt = opts.signal ? { signal: opts.signal } : {};
   const common = {

@@ -120,6 +120,8 @@ export const OPERATIONS: readonly Operation[] = [
       'Decodes the photo (EXIF orientation applied), preprocesses it as the model config says, asks the inference server and answers every class with its probability.',
       '',
       'Only an upload that starts with the signature of an accepted format reaches the decoder; the size limit is `MAX_UPLOAD_BYTES`, the pixel limit `MAX_IMAGE_PIXELS`. A body over the limit is answered 413 before it is read to the end, and the connection is closed.',
+      '',
+      'The optional `model` field picks the model (beyond the seed): `food_classifier_onnx` runs the tensor path (the gateway preprocesses, the server runs the ONNX model), `food_classifier` the Python-backend path (the upload goes to the model as base64 text; its `model.py` preprocesses and calls the ONNX model by BLS, and answers only the top class). The answer’s `model.path` and `timings` tell the two apart.',
     ].join('\n'),
     parameters: [requestIdHeader],
     requestBody: {
@@ -149,7 +151,10 @@ export const OPERATIONS: readonly Operation[] = [
       ...INFERENCE_ERRORS,
       'INTERNAL_ERROR',
     ],
-    curl: [`curl -F file=@dish.jpg ${o}/api/predict`],
+    curl: [
+      `curl -F file=@dish.jpg ${o}/api/predict`,
+      `curl -F file=@dish.jpg -F model=food_classifier ${o}/api/predict`,
+    ],
   },
   {
     method: 'get',

@@ -52,12 +52,13 @@ export async function readBody(req: Request, limit: number, tooLarge: () => Erro
 
 /**
  * Reads the body with a hard byte limit (checked against Content-Length first, then while streaming)
- * and returns the multipart field `file`. 413 when too large, 400 when missing or malformed.
+ * and returns the multipart field `file` (and the text of the optional `model` field). 413 when too
+ * large, 400 when missing or malformed.
  */
 export async function readUpload(
   req: Request,
   maxBytes: number,
-): Promise<{ bytes: Uint8Array; name: string; type: string }> {
+): Promise<{ bytes: Uint8Array; name: string; type: string; model?: string }> {
   const type = req.headers.get('content-type') ?? '';
   if (!/^multipart\/form-data/i.test(type)) {
     throw new GatewayError(
@@ -86,10 +87,17 @@ export async function readUpload(
   parsePredictForm(files.map((f) => f.data));
   const file = files[0]!;
   if (file.data.byteLength > maxBytes) throw tooLarge();
+  // The optional `model` field (a text part): at most one (see chooseModel for the names allowed).
+  const models = parts.filter((p) => p.name === 'model' && p.filename === undefined);
+  if (models.length > 1) {
+    throw new GatewayError('INVALID_REQUEST', 'Send at most one "model" field.');
+  }
+  const model = models[0] ? Buffer.from(models[0].data).toString('utf8') : undefined;
   return {
     bytes: file.data,
     name: file.filename ?? 'upload',
     type: file.contentType ?? 'application/octet-stream',
+    ...(model !== undefined ? { model } : {}),
   };
 }
 

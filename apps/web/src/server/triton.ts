@@ -188,10 +188,23 @@ export function classesByIndex(
   return { labels, values };
 }
 
-let cache: { key: string; info: Promise<ModelInfo> } | undefined;
+/**
+ * The model a request runs and the version it pins: `name` (one of `FOOD11_MODEL_CHOICES`, checked
+ * by the caller) or `FOOD11_MODEL_NAME`; FOOD11_MODEL_VERSION pins the default model only, the other
+ * choices run the version the server picks ('').
+ */
+export function modelTarget(name?: string): { modelName: string; modelVersion: string } {
+  const { modelName, modelVersion } = env();
+  return name === undefined || name === modelName
+    ? { modelName, modelVersion }
+    : { modelName: name, modelVersion: '' };
+}
 
-async function loadModelInfo(): Promise<ModelInfo> {
-  const { modelName, modelVersion, inferenceTimeoutMs } = env();
+const cache = new Map<string, Promise<ModelInfo>>();
+
+async function loadModelInfo(name?: string): Promise<ModelInfo> {
+  const { inferenceTimeoutMs } = env();
+  const { modelName, modelVersion } = modelTarget(name);
   const c = await tritonClient();
   // Shared by concurrent requests: bounded by the timeout, not by one caller's signal.
   const opts = { timeoutMs: inferenceTimeoutMs };
@@ -239,20 +252,23 @@ async function loadModelInfo(): Promise<ModelInfo> {
 }
 
 /**
- * The model's info, read once per (server, model, version) and cached; a failed read is retried next
- * time. `signal` only stops this caller's wait, never the shared read.
+ * The info of model `name` (default FOOD11_MODEL_NAME), read once per (server, model, version) and
+ * cached; a failed read is retried next time. `signal` only stops this caller's wait, never the
+ * shared read.
  */
-export function getModelInfo(signal?: AbortSignal): Promise<ModelInfo> {
-  const { tritonProtocol, tritonUrl, modelName, modelVersion } = env();
+export function getModelInfo(signal?: AbortSignal, name?: string): Promise<ModelInfo> {
+  const { tritonProtocol, tritonUrl } = env();
+  const { modelName, modelVersion } = modelTarget(name);
   const key = `${tritonProtocol}|${tritonUrl}|${modelName}|${modelVersion}`;
-  if (!cache || cache.key !== key) {
-    const info = loadModelInfo();
-    cache = { key, info };
+  let shared = cache.get(key);
+  if (!shared) {
+    const info = loadModelInfo(modelName);
+    shared = info;
+    cache.set(key, info);
     info.catch(() => {
-      if (cache?.info === info) cache = undefined;
+      if (cache.get(key) === info) cache.delete(key);
     });
   }
-  const shared = cache.info;
   if (!signal) return shared;
   if (signal.aborted) return Promise.reject(abortError());
   return new Promise<ModelInfo>((resolve, reject) => {
@@ -266,7 +282,7 @@ function abortError(): Error {
   return new GatewayError('CLIENT_CLOSED_REQUEST', 'The request was cancelled by the client.');
 }
 
-/** Forget the cached model info (after the model changed, or between tests). */
+/** Forget the cached model info (after a model changed, or between tests). */
 export function resetModelInfo(): void {
-  cache = undefined;
+  cache.clear();
 }

@@ -6,10 +6,13 @@ import pkg from '../../../../package.json' with { type: 'json' };
 export const runtime = 'nodejs';
 export const dynamic = 'force-dynamic';
 
-/** GET /api/version — app version and the model being served (labels included when known). */
+/**
+ * GET /api/version — app version, the default model (labels included when known) and every model a
+ * prediction may pick, with its inference path.
+ */
 export async function GET(): Promise<Response> {
   try {
-    const { appVersion, modelName } = env();
+    const { appVersion, modelName, modelChoices } = env();
     let model: Record<string, unknown> = { name: modelName };
     try {
       const m = await getModelInfo();
@@ -17,8 +20,20 @@ export async function GET(): Promise<Response> {
     } catch (err) {
       model = { name: modelName, error: toGatewayError(err).message };
     }
+    // Every model a prediction may pick (its `model` field), described by the server, in parallel.
+    const models = await Promise.all(
+      modelChoices.map(async (name) => {
+        const isDefault = name === modelName;
+        try {
+          const m = await getModelInfo(undefined, name);
+          return { name, default: isDefault, version: m.version, backend: m.backend, path: m.path };
+        } catch (err) {
+          return { name, default: isDefault, error: toGatewayError(err).message };
+        }
+      }),
+    );
     return Response.json(
-      { app: pkg.name, version: appVersion ?? pkg.version, node: process.version, model },
+      { app: pkg.name, version: appVersion ?? pkg.version, node: process.version, model, models },
       { headers: { 'cache-control': 'no-store' } },
     );
   } catch (err) {
