@@ -412,6 +412,14 @@ export async function runPrepared(
 ): Promise<CoreInferResponse> {
   const result = await serving.scheduler.enqueue(prepared.schedulerRequest);
   if (request.onResponse !== undefined) {
+    if (result.outputs.size > 0) {
+      // A backend without the per-request path (e.g. ONNX Runtime) on a model configured decoupled
+      // answers each request whole: as in tritonserver, that is one response flagged final.
+      request.onResponse({
+        response: buildResponse(serving, request, prepared, result.outputs, options, false),
+        final: true,
+      });
+    }
     // A decoupled request's responses went to onResponse; this marks its completion.
     return buildResponse(serving, request, prepared, new Map(), options, true);
   }

@@ -32,7 +32,7 @@ let client: GrpcTestClient;
 
 beforeAll(async () => {
   const repository = await makeRepository(['simple']);
-  // A decoupled copy of `simple` (this server answers it one-to-one on the stream).
+  // A decoupled copy of `simple` (ONNX Runtime answers each request whole: one response flagged final).
   await cp(join(repository, 'simple'), join(repository, 'simple_decoupled'), { recursive: true });
   const config = await readFile(join(repository, 'simple', 'config.pbtxt'), 'utf8');
   await writeFile(
@@ -99,7 +99,7 @@ describe('model and version', () => {
 });
 
 describe('a decoupled model on the stream', () => {
-  it('is answered one-to-one (this server has no decoupled backend), marked final', async () => {
+  it('served by a backend that answers each request whole (ONNX Runtime): one response, marked final', async () => {
     const stream = client.stream();
     const answers: ModelStreamInferResponse[] = [];
     const done = new Promise<void>((resolve, reject) => {

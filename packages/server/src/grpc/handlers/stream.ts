@@ -1,14 +1,21 @@
 /**
- * `ModelStreamInfer`: each request on the stream is read and run as `ModelInfer` would be, and
- * answered on the stream in request order (the order tritonserver keeps for models that are not
- * decoupled). A request that fails is answered with `error_message` and the stream stays open, as
- * tritonserver answers it (see {@link failureAnswer}); with the `triton_grpc_error: true` header the
- * first failure ends the stream with its gRPC status instead. Every successful response carries
- * `triton_final_response: true`: the core has no decoupled backend, so every request gets exactly
- * one response (a decoupled model's config is accepted here and answered one-to-one).
+ * `ModelStreamInfer`: any number of inference requests on one stream, run concurrently, answered
+ * as tritonserver answers them (`stream_infer_handler.cc`):
+ * - a model that is not decoupled: one response per request, written in request order (among those
+ *   requests), carrying `triton_final_response: true`;
+ * - a decoupled model (`model_transaction_policy { decoupled: true }`, e.g. a Python model using its
+ *   response sender): every response the model sends, as soon as it is ready, each with
+ *   `triton_final_response` (false but on the last), per-response errors in-band, and an empty final
+ *   response only when the request asks for it (`triton_enable_empty_final_response`); see
+ *   `stream-decoupled.ts`.
+ * A request that fails is answered with `error_message` and the stream stays open (see
+ * {@link failureAnswer}); with the `triton_grpc_error: true` header the first failure ends the stream
+ * with its gRPC status instead. When the client has half-closed and every request is complete the
+ * stream ends with OK. A cancelled stream writes nothing more: its queued requests are cancelled
+ * (the core's signal), responses still coming from running ones are dropped.
  * @packageDocumentation
  */
-import { once, setMaxListeners } from 'node:events';
+import { setMaxListeners } from 'node:events';
 
 import type { ServerDuplexStream } from '@grpc/grpc-js';
 import {
@@ -17,13 +24,15 @@ import {
   type ModelStreamInferResponse,
 } from '@tritonserver-ts/client/protocol/grpc';
 
-import { toServerError } from '../../core/errors.js';
+import { toServerError, type ServerError } from '../../core/errors.js';
 import type { InferenceServer } from '../../core/server.js';
 import { boolParameter, encodeGrpcInferResponse } from '../infer-response.js';
 import { message } from '../messages.js';
 import { grpcErrorFor } from '../status.js';
 import { isUnparsable, type UNPARSABLE } from '../unparsable.js';
 import { readInferRequest, runInfer, type InferHandlerOptions } from './infer.js';
+import { runDecoupled } from './stream-decoupled.js';
+import { StreamWriter } from './stream-writer.js';
 
 /** tritonserver's header that turns per-request stream errors into the stream's status. */
 export const TRITON_GRPC_ERROR_HEADER = 'triton_grpc_error';
@@ -32,6 +41,19 @@ export const TRITON_GRPC_ERROR_HEADER = 'triton_grpc_error';
 export interface StreamHooks {
   /** Called once when the stream has finished (ended, failed or cancelled). */
   readonly onDone: () => void;
+}
+
+/** Whether `request` names a decoupled model (false when the model cannot be resolved: its error comes later). */
+function isDecoupled(core: InferenceServer, request: ModelInferRequest): boolean {
+  try {
+    const serving = core.models.resolve(
+      request.modelName,
+      request.modelVersion === '' ? undefined : request.modelVersion,
+    );
+    return serving.definition.config.model_transaction_policy?.decoupled === true;
+  } catch {
+    return false;
+  }
 }
 
 /** Serves one `ModelStreamInfer` call. */
@@ -47,32 +69,51 @@ export function serveStream(
   setMaxListeners(0, controller.signal);
   const grpcErrorMode = call.metadata.get(TRITON_GRPC_ERROR_HEADER)[0] === 'true';
   let finished = false;
-  let tail: Promise<void> = Promise.resolve();
+  const writer = new StreamWriter(call, controller.signal, () => finished);
+  // Answers of non-decoupled models, in request order.
+  let ordered: Promise<void> = Promise.resolve();
+  // Requests read and not yet complete.
+  let inFlight = 0;
+  let readsDone = false;
+
   const finish = (): void => {
     if (finished) return;
     finished = true;
     hooks.onDone();
   };
-
-  call.on('cancelled', () => {
+  const stop = (): void => {
     controller.abort();
     finish();
-  });
-  call.on('error', () => {
-    controller.abort();
-    finish();
-  });
+  };
+  call.on('cancelled', stop);
+  call.on('error', stop);
 
-  let readsDone = false;
-  const endReads = (): void => {
-    if (readsDone) return;
-    readsDone = true;
+  /** triton_grpc_error: the first failure ends the stream with its status (after what was queued). */
+  const failStream = (error: ServerError): void => {
+    writer.then(() => {
+      if (finished) return;
+      controller.abort();
+      call.emit('error', grpcErrorFor(error));
+      finish();
+    });
+  };
+  const endIfDone = (): void => {
+    if (!readsDone || inFlight > 0) return;
     // Answer what is pending, then end with OK.
-    void tail.then(() => {
+    writer.then(() => {
       if (finished) return;
       call.end();
       finish();
     });
+  };
+  const complete = (): void => {
+    inFlight -= 1;
+    endIfDone();
+  };
+  const endReads = (): void => {
+    if (readsDone) return;
+    readsDone = true;
+    void ordered.then(endIfDone);
   };
 
   call.on('data', (request: ModelInferRequest | typeof UNPARSABLE) => {
@@ -84,56 +125,84 @@ export function serveStream(
       return;
     }
     const receivedAt = process.hrtime.bigint();
+    inFlight += 1;
+    if (isDecoupled(core, request)) serveDecoupled(request, receivedAt);
+    else serveOrdered(request, receivedAt);
+  });
+
+  /** A request to a decoupled model: its responses are written as they come. */
+  const serveDecoupled = (request: ModelInferRequest, receivedAt: bigint): void => {
+    const refuse = (error: ServerError, accepted: boolean): void => {
+      if (grpcErrorMode) failStream(error);
+      else writer.write(failureAnswer(request, error.message, accepted));
+    };
+    let decoded;
+    try {
+      decoded = readInferRequest(
+        core,
+        request,
+        { metadata: call.metadata, signal: controller.signal, receivedAt },
+        { ...options, refuseDecoupled: false },
+      );
+    } catch (error) {
+      refuse(toServerError(error), false);
+      complete();
+      return;
+    }
+    void runDecoupled(
+      core,
+      request,
+      decoded,
+      receivedAt,
+      {
+        write: (m, after) => writer.write(m, after),
+        afterWrites: (task) => writer.then(task),
+        ...(grpcErrorMode ? { fail: failStream } : {}),
+      },
+      refuse,
+    ).finally(complete);
+  };
+
+  /** A request to a model that is not decoupled: one answer, in request order. */
+  const serveOrdered = (request: ModelInferRequest, receivedAt: bigint): void => {
     // Inference starts at once (requests run concurrently); answers are written in request order.
     let accepted = false;
-    const result: Promise<{ answer: ModelStreamInferResponse; sent?: () => void } | Error> = (async () => {
-      try {
-        const decoded = readInferRequest(
-          core,
-          request,
-          { metadata: call.metadata, signal: controller.signal, receivedAt },
-          { ...options, refuseDecoupled: false },
-        );
-        const run = await runInfer(
-          core,
-          decoded,
-          receivedAt,
-          (response) =>
-            message(ModelStreamInferResponseSchema, {
-              inferResponse: encodeGrpcInferResponse(response, {
-                triton_final_response: boolParameter(true),
+    const result: Promise<{ answer: ModelStreamInferResponse; sent?: () => void } | ServerError> =
+      (async () => {
+        try {
+          const decoded = readInferRequest(
+            core,
+            request,
+            { metadata: call.metadata, signal: controller.signal, receivedAt },
+            { ...options, refuseDecoupled: false },
+          );
+          const run = await runInfer(
+            core,
+            decoded,
+            receivedAt,
+            (response) =>
+              message(ModelStreamInferResponseSchema, {
+                inferResponse: encodeGrpcInferResponse(response, {
+                  triton_final_response: boolParameter(true),
+                }),
               }),
-            }),
-          () => {
-            accepted = true;
-          },
-        );
-        return { answer: run.message, sent: run.sent };
-      } catch (error) {
-        if (grpcErrorMode) return toServerError(error);
-        return { answer: failureAnswer(request, toServerError(error).message, accepted) };
-      }
-    })();
-    tail = tail.then(async () => {
+            () => {
+              accepted = true;
+            },
+          );
+          return { answer: run.message, sent: run.sent };
+        } catch (error) {
+          if (grpcErrorMode) return toServerError(error);
+          return { answer: failureAnswer(request, toServerError(error).message, accepted) };
+        }
+      })();
+    ordered = ordered.then(async () => {
       const outcome = await result;
-      if (finished) {
-        // The stream is gone: the trace is still finished (and written).
-        if (!(outcome instanceof Error)) outcome.sent?.();
-        return;
-      }
-      if (outcome instanceof Error) {
-        // triton_grpc_error: the first failure ends the stream with its status.
-        controller.abort();
-        call.emit('error', grpcErrorFor(outcome));
-        finish();
-        return;
-      }
-      const written = call.write(outcome.answer);
-      outcome.sent?.();
-      // Backpressure: the next answer waits until the client has taken this one.
-      if (!written) await once(call, 'drain');
+      if (outcome instanceof Error) failStream(outcome);
+      else writer.write(outcome.answer, outcome.sent);
+      complete();
     });
-  });
+  };
 
   // The client half-closed.
   call.on('end', endReads);
