@@ -201,7 +201,11 @@ export class ModelManager {
     explicit: boolean,
   ): Promise<void> {
     const started = this.#loads.get(name);
-    if (started !== undefined) return started;
+    if (started !== undefined) {
+      // Loaded first as a composing model, then named in the same operation (poll, startup).
+      if (explicit) this.#registry.getOrCreate(name).explicit = true;
+      return started;
+    }
     const run = (async () => {
       const record = this.#registry.getOrCreate(name);
       record.explicit = explicit || record.explicit === true;

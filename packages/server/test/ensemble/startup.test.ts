@@ -1,9 +1,12 @@
 /**
  * Ensembles at startup in `none` mode, where every model loads at once: each ensemble waits for
  * its composing models (a nested ensemble for the inner one), ensembles that use each other are
- * found while both load, and the broken ones are startup failures with Triton's reasons.
+ * found while both load, and the broken ones are startup failures with Triton's reasons. In `poll`
+ * mode an ensemble whose composing models are missing loads once a poll finds them.
  */
-import { rm } from 'node:fs/promises';
+import { mkdtemp, rename, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -50,5 +53,38 @@ describe('ensembles at startup (none mode)', () => {
       "load failed for model 'cyc_a': circular dependency between ensembles: cyc_a -> ... -> cyc_b -> cyc_a\n",
     );
     expect(server.isReady()).toBe(false);
+  });
+});
+
+describe('ensembles in poll mode', () => {
+  it('an ensemble missing its composing models is UNAVAILABLE, and loads when a poll finds them', async () => {
+    const repo = await writeEnsembleRepository();
+    const aside = await mkdtemp(join(tmpdir(), 'ensemble-aside-'));
+    for (const m of ['double', 'plus_one']) await rename(join(repo, m), join(aside, m));
+    const polled = await InferenceServer.create({
+      modelRepositories: [repo],
+      modelControlMode: 'poll',
+      repositoryPollSecs: 0,
+      logSink: () => undefined,
+    });
+    try {
+      const before = new Map((await polled.repositoryIndex()).map((r) => [r.name, r]));
+      expect(before.get('chain')).toMatchObject({
+        state: 'UNAVAILABLE',
+        reason: 'ensemble chain contains models that are not available or ambiguous: double, plus_one',
+      });
+      for (const m of ['double', 'plus_one']) await rename(join(aside, m), join(repo, m));
+      await polled.models.poll();
+      for (const m of ['chain', 'double', 'plus_one', 'nested']) expect(polled.isModelReady(m)).toBe(true);
+      const response = await polled.infer({
+        modelName: 'chain',
+        inputs: [{ name: 'IN', datatype: 'FP32', shape: [1, 4], data: new Float32Array([0, 0, 1, 1]) }],
+      });
+      expect([...(response.outputs[0]?.tensor.data as Float32Array)]).toEqual([1, 1, 3, 3]);
+    } finally {
+      await polled.shutdown();
+      await rm(repo, { recursive: true, force: true });
+      await rm(aside, { recursive: true, force: true });
+    }
   });
 });
