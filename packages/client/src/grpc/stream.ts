@@ -46,7 +46,12 @@ export interface StreamResponse {
   readonly error: TritonServerError | undefined;
   /** The request id the message answers (as sent in `requestId`; '' when none). */
   readonly id: string;
-  /** `triton_final_response`: the last response of its request (always true for non-decoupled models). */
+  /**
+   * `triton_final_response`: the last response of its request (always true for models that are not
+   * decoupled; a decoupled model's responses carry false but the last). The raw parameter is also in
+   * `result.parameters.triton_final_response`, as the Python client's
+   * `result.get_response().parameters["triton_final_response"]`.
+   */
   readonly final: boolean;
   /** A final response without outputs (see `enableEmptyFinalResponse`). */
   readonly empty: boolean;
@@ -66,6 +71,9 @@ export interface StreamOptions {
 export function streamResponseFrom(message: ModelStreamInferResponse): StreamResponse {
   const response = message.inferResponse;
   const id = response?.id ?? '';
+  const finalParam = response?.parameters.triton_final_response?.parameterChoice;
+  // Without the parameter (a request refused before it ran) the message is the last of its request.
+  const final = finalParam?.case === 'boolParam' ? finalParam.value : true;
   if (message.errorMessage !== '') {
     // An in-band error carries no status: its kind is unknown (status 400, as Triton's HTTP
     // front end answers for most request errors).
@@ -74,14 +82,12 @@ export function streamResponseFrom(message: ModelStreamInferResponse): StreamRes
       transport: 'grpc',
       reason: 'UNKNOWN',
     });
-    return { result: undefined, error, id, final: true, empty: true };
+    // A decoupled model's error for one response may be followed by more (its final flag says).
+    return { result: undefined, error, id, final, empty: true };
   }
   if (response === undefined) {
     return { result: undefined, error: undefined, id, final: true, empty: true };
   }
-  const finalParam = response.parameters.triton_final_response?.parameterChoice;
-  // Without the parameter (a model that is not decoupled) every response is the last of its request.
-  const final = finalParam?.case === 'boolParam' ? finalParam.value : true;
   let decoded;
   try {
     decoded = fromModelInferResponse(response);
@@ -99,6 +105,15 @@ export function streamResponseFrom(message: ModelStreamInferResponse): StreamRes
 
 type Waiter = { resolve: (r: IteratorResult<StreamResponse>) => void; reject: (e: unknown) => void };
 
+/** The responses of one request being gathered by {@link GrpcInferStream.inferAll}. */
+interface Collector {
+  readonly responses: StreamResponse[];
+  readonly resolve: (responses: StreamResponse[]) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+let collectSerial = 0;
+
 /**
  * An open `ModelStreamInfer` call. {@link GrpcInferStream.send} queues requests (the Python
  * client's `async_stream_infer`); responses are read by iterating the stream (`for await`), in the
@@ -110,6 +125,7 @@ export class GrpcInferStream implements AsyncIterable<StreamResponse> {
   readonly #call: ClientDuplexStream<ModelInferRequest, ModelStreamInferResponse>;
   readonly #queue: StreamResponse[] = [];
   readonly #waiters: Waiter[] = [];
+  readonly #collectors = new Map<string, Collector>();
   #failure: unknown;
   #done = false;
   #ended = false;
@@ -146,6 +162,15 @@ export class GrpcInferStream implements AsyncIterable<StreamResponse> {
         this.#fail(error);
         return;
       }
+      const collector = this.#collectors.get(response.id);
+      if (collector !== undefined) {
+        collector.responses.push(response);
+        if (response.final) {
+          this.#collectors.delete(response.id);
+          collector.resolve(collector.responses);
+        }
+        return;
+      }
       const waiter = this.#waiters.shift();
       if (waiter !== undefined) waiter.resolve({ value: response, done: false });
       else this.#queue.push(response);
@@ -169,6 +194,8 @@ export class GrpcInferStream implements AsyncIterable<StreamResponse> {
     this.#done = true;
     this.#signal?.removeEventListener('abort', this.#onAbort);
     for (const w of this.#waiters.splice(0)) w.reject(error);
+    for (const c of this.#collectors.values()) c.reject(error);
+    this.#collectors.clear();
   }
 
   #finish(): void {
@@ -176,6 +203,9 @@ export class GrpcInferStream implements AsyncIterable<StreamResponse> {
     this.#done = true;
     this.#signal?.removeEventListener('abort', this.#onAbort);
     for (const w of this.#waiters.splice(0)) w.resolve({ value: undefined, done: true });
+    // The server ended the stream: every request is complete (a final flag alone may not be sent).
+    for (const c of this.#collectors.values()) c.resolve(c.responses);
+    this.#collectors.clear();
   }
 
   /**
@@ -201,6 +231,37 @@ export class GrpcInferStream implements AsyncIterable<StreamResponse> {
       });
     }
     this.#call.write(request);
+  }
+
+  /**
+   * Sends one request and gathers all of its responses until the one flagged final (a decoupled
+   * model may send zero or many). Its responses are not passed to the iterator. The request is sent
+   * with `enableEmptyFinalResponse: true` unless told otherwise (without it a request answered by
+   * the final flag alone is only seen complete when the stream ends) and with `requestId` (one is
+   * made up when missing: the responses are matched by id, so ids must be unique on the stream).
+   * Resolves with the responses in order (an in-band error is one of them: check `error`); rejects
+   * when the stream fails or is cancelled first.
+   * @throws TritonInvalidArgumentError when the inputs cannot be encoded, the stream was ended, or
+   * another `inferAll` of the stream waits for the same id.
+   */
+  inferAll(
+    modelName: string,
+    inputs: readonly InferInput[],
+    options: StreamInferOptions = {},
+  ): Promise<StreamResponse[]> {
+    const id =
+      options.requestId !== undefined && options.requestId !== ''
+        ? options.requestId
+        : `tritonserver-ts-${process.pid}-${++collectSerial}`;
+    if (this.#collectors.has(id)) {
+      throw new TritonInvalidArgumentError(
+        `a request with id '${id}' is already being collected on this stream`,
+      );
+    }
+    this.send(modelName, inputs, { enableEmptyFinalResponse: true, ...options, requestId: id });
+    return new Promise((resolve, reject) => {
+      this.#collectors.set(id, { responses: [], resolve, reject });
+    });
   }
 
   /** Half-closes the stream: no more requests; responses still arrive until the server ends it. */

@@ -59,7 +59,7 @@ beforeAll(async () => {
   };
   repo = await mkdtemp(join(tmpdir(), 'client-grpc-'));
   await writeTestModelRepository(repo, { only: MODELS });
-  // A decoupled copy of `simple` (the embedded server answers it one response per request).
+  // A decoupled copy of `simple` (ONNX Runtime answers each request whole: one response flagged final).
   await cp(join(repo, 'simple'), join(repo, 'simple_decoupled'), { recursive: true });
   const config = await readFile(join(repo, 'simple', 'config.pbtxt'), 'utf8');
   await writeFile(

@@ -262,7 +262,19 @@ describe('stream responses', () => {
       }),
     );
     expect(error.error).toBeInstanceOf(TritonServerError);
-    expect(error).toMatchObject({ id: 'r7', result: undefined });
+    expect(error).toMatchObject({ id: 'r7', result: undefined, final: true });
+    // A decoupled model's error for one response, more to follow: its final flag is kept.
+    const errorNotFinal = streamResponseFrom(
+      create(ModelStreamInferResponseSchema, {
+        errorMessage: 'one response failed',
+        inferResponse: {
+          id: 'r8',
+          parameters: { triton_final_response: { parameterChoice: { case: 'boolParam', value: false } } },
+        },
+      }),
+    );
+    expect(errorNotFinal).toMatchObject({ id: 'r8', result: undefined, final: false });
+    expect(errorNotFinal.error?.message).toBe('one response failed');
     const notFinal = streamResponseFrom(
       create(ModelStreamInferResponseSchema, {
         inferResponse: {

@@ -1,0 +1,189 @@
+/**
+ * The gRPC stream API on decoupled models, against the real embedded server and its Python backend
+ * (`/usr/bin/python3`): N responses per request with `final`, `enableEmptyFinalResponse`,
+ * `inferAll` (every response of one request until final), the async iterable, the Python-style
+ * startStream / asyncStreamInfer / stopStream, and cancellation of a stream mid-request.
+ */
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TritonAbortError, TritonServerError } from '../../src/errors.js';
+import { createGrpcClient, type GrpcTransport, type StreamResponse } from '../../src/grpc/index.js';
+import type { TritonClient } from '../../src/client.js';
+import type { InferInput } from '../../src/protocol/infer-request.js';
+
+// Loaded by name so the client package does not depend on the server (the server depends on it).
+const serverModule = '@tritonserver-ts/server';
+const testingModule = '@tritonserver-ts/server/testing';
+
+interface GeneratedModel {
+  readonly name: string;
+  readonly files: Readonly<Record<string, string>>;
+}
+
+/** `py_slow`: decoupled, IN = n → n responses OUT = i, one every 100 ms, then the final flag. */
+const slowModel: GeneratedModel = {
+  name: 'py_slow',
+  files: {
+    'config.pbtxt': `name: "py_slow"
+backend: "python"
+max_batch_size: 0
+model_transaction_policy { decoupled: true }
+input [ { name: "IN" data_type: TYPE_INT32 dims: [ 1 ] } ]
+output [ { name: "OUT" data_type: TYPE_INT32 dims: [ 1 ] } ]
+`,
+    '1/model.py': `import threading
+import time
+
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+
+def respond(sender, n):
+    for i in range(n):
+        time.sleep(0.1)
+        sender.send(pb_utils.InferenceResponse(output_tensors=[pb_utils.Tensor("OUT", np.array([i], dtype=np.int32))]))
+    sender.send(flags=pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL)
+
+
+class TritonPythonModel:
+    def execute(self, requests):
+        for request in requests:
+            n = int(pb_utils.get_input_tensor_by_name(request, "IN").as_numpy()[0])
+            threading.Thread(target=respond, args=(request.get_response_sender(), n)).start()
+        return None
+`,
+  },
+};
+
+let repo: string;
+let server: { readonly grpcUrl: string; close(): Promise<void> };
+let client: TritonClient & { readonly transport: GrpcTransport };
+
+beforeAll(async () => {
+  const { startServer } = (await import(serverModule)) as {
+    startServer: (options: Record<string, unknown>) => Promise<typeof server>;
+  };
+  const { decoupledPythonModel } = (await import(testingModule)) as {
+    decoupledPythonModel: () => GeneratedModel;
+  };
+  repo = await mkdtemp(join(tmpdir(), 'client-decoupled-'));
+  for (const model of [decoupledPythonModel(), slowModel]) {
+    for (const [path, content] of Object.entries(model.files)) {
+      await mkdir(join(repo, model.name, path, '..'), { recursive: true });
+      await writeFile(join(repo, model.name, path), content);
+    }
+  }
+  server = await startServer({
+    modelRepositories: [repo],
+    httpPort: 0,
+    grpcPort: 0,
+    python: { interpreter: '/usr/bin/python3' },
+    logSink: () => undefined,
+  });
+  client = createGrpcClient({ url: server.grpcUrl });
+}, 60_000);
+
+afterAll(async () => {
+  await client?.close();
+  await server?.close();
+  if (repo !== undefined) await rm(repo, { recursive: true, force: true });
+});
+
+const n = (value: number): InferInput[] => [
+  { name: 'IN', datatype: 'INT32', shape: [1], data: Int32Array.of(value) },
+];
+const outs = (responses: readonly StreamResponse[]): (number | undefined)[] =>
+  responses.map((r) => (r.empty ? undefined : r.result?.asTypedArray('OUT', 'INT32')[0]));
+
+describe('decoupled models over the gRPC stream API', () => {
+  it('inferAll: n = 3 gives three responses and the empty final one, flagged', async () => {
+    const stream = client.transport.openStream();
+    const responses = await stream.inferAll('py_decoupled', n(3), { requestId: 'three' });
+    stream.end();
+    expect(responses.map((r) => [r.id, r.final, r.empty])).toEqual([
+      ['three', false, false],
+      ['three', false, false],
+      ['three', false, false],
+      ['three', true, true],
+    ]);
+    expect(outs(responses)).toEqual([0, 1, 2, undefined]);
+    // The raw parameter, as the Python client's get_response().parameters["triton_final_response"].
+    expect(responses[0]?.result?.parameters.triton_final_response).toBe(false);
+    expect(responses[3]?.result?.parameters.triton_final_response).toBe(true);
+    expect(responses[3]?.result?.modelName).toBe('py_decoupled');
+  });
+
+  it('inferAll: n = 0 is the final flag alone; n = -1 the model’s error, final', async () => {
+    const stream = client.transport.openStream();
+    const [zero, negative] = await Promise.all([
+      stream.inferAll('py_decoupled', n(0)),
+      stream.inferAll('py_decoupled', n(-1)),
+    ]);
+    stream.end();
+    expect(zero?.map((r) => [r.final, r.empty, r.error])).toEqual([[true, true, undefined]]);
+    expect(negative).toHaveLength(1);
+    expect(negative?.[0]?.final).toBe(true);
+    expect(negative?.[0]?.error).toBeInstanceOf(TritonServerError);
+    expect(negative?.[0]?.error?.message).toBe('n must be >= 0');
+  });
+
+  it('the async iterable: responses of two requests, empty final response on request only', async () => {
+    const responses: StreamResponse[] = [];
+    for await (const r of client.transport.streamInfer([
+      { modelName: 'py_slow', inputs: n(2), options: { requestId: 'a', enableEmptyFinalResponse: true } },
+      { modelName: 'py_slow', inputs: n(2), options: { requestId: 'b' } },
+    ])) {
+      responses.push(r);
+    }
+    const of = (id: string) => responses.filter((r) => r.id === id);
+    expect(of('a').map((r) => r.final)).toEqual([false, false, true]);
+    expect(outs(of('a'))).toEqual([0, 1, undefined]);
+    // Without enableEmptyFinalResponse the end of b is only seen when the stream ends.
+    expect(of('b').map((r) => r.final)).toEqual([false, false]);
+    expect(outs(of('b'))).toEqual([0, 1]);
+    // The two requests ran side by side: b's first response came before a's last.
+    expect(responses.findIndex((r) => r.id === 'b')).toBeLessThan(
+      responses.map((r) => r.id).lastIndexOf('a'),
+    );
+  });
+
+  it('startStream / asyncStreamInfer / stopStream: every response reaches the callback', async () => {
+    const seen: [string, number | undefined, boolean][] = [];
+    client.transport.startStream((result, error, response) => {
+      expect(error).toBeUndefined();
+      seen.push([
+        response?.id ?? '',
+        response?.empty === true ? undefined : result?.asTypedArray('OUT', 'INT32')[0],
+        response?.final ?? false,
+      ]);
+    });
+    client.transport.asyncStreamInfer('py_decoupled', n(2), {
+      requestId: 'p',
+      enableEmptyFinalResponse: true,
+    });
+    await client.transport.stopStream();
+    expect(seen).toEqual([
+      ['p', 0, false],
+      ['p', 1, false],
+      ['p', undefined, true],
+    ]);
+  });
+
+  it('cancelling the stream mid-request rejects inferAll with TritonAbortError; nothing more arrives', async () => {
+    const controller = new AbortController();
+    const stream = client.transport.openStream({ signal: controller.signal });
+    const pending = stream.inferAll('py_slow', n(10), { requestId: 'long' });
+    setTimeout(() => controller.abort(), 250);
+    const started = Date.now();
+    await expect(pending).rejects.toBeInstanceOf(TritonAbortError);
+    expect(Date.now() - started).toBeLessThan(800);
+    await expect(stream.next()).rejects.toBeInstanceOf(TritonAbortError);
+    // The server serves a new stream at once.
+    const again = client.transport.openStream();
+    const responses = await again.inferAll('py_decoupled', n(1));
+    again.end();
+    expect(outs(responses)).toEqual([0, undefined]);
+  });
+});
