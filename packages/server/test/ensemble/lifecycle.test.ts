@@ -225,6 +225,11 @@ describe('ensemble lifecycle (explicit mode)', () => {
         'ensemble bad contains models that are not available or ambiguous: nope',
       ],
       [
+        'a pinned version that is not loaded',
+        ensemble([{ model: 'double', version: 2, inputs: { INPUT0: 'IN' }, outputs: { OUTPUT0: 'OUT' } }]),
+        "ensemble 'bad' depends on 'double' whose required version 2 is not loaded.",
+      ],
+      [
         'a datatype clash',
         ensemble(chainSteps, { datatype: 'TYPE_INT32' }),
         'in ensemble bad, ensemble tensor IN: inconsistent data type: TYPE_INT32 is inferred from model bad while TYPE_FP32 is inferred from model double',
@@ -270,6 +275,7 @@ describe('ensemble lifecycle (explicit mode)', () => {
 
 interface Step {
   model: string;
+  version?: number;
   inputs: Record<string, string>;
   outputs: Record<string, string>;
 }
@@ -293,7 +299,7 @@ function ensemble(
     ensemble_scheduling: {
       step: steps.map((s) => ({
         model_name: s.model,
-        model_version: -1,
+        model_version: s.version ?? -1,
         input_map: s.inputs,
         output_map: s.outputs,
       })),
