@@ -10,29 +10,60 @@ export interface InferBody {
   readonly headerLength: number;
 }
 
-/** Builds a `[1, ...dims]` FP32 request for input `input` asking for `output` as binary. */
+/**
+ * Builds a `[1, ...dims]` FP32 request for input `input` asking for `output` (one name or several)
+ * as binary.
+ */
 export function buildInferBody(
   input: string,
-  output: string,
+  output: string | readonly string[],
   dims: readonly number[],
   data: Float32Array,
 ): InferBody {
+  return binaryBody(
+    input,
+    'FP32',
+    [1, ...dims],
+    Buffer.from(data.buffer, data.byteOffset, data.byteLength),
+    output,
+  );
+}
+
+/**
+ * Builds a BYTES `[rows, 1]` request (each row one element, sent in the binary tensor layout: a
+ * 4-byte little-endian length, then the bytes) asking for `outputs` as binary.
+ */
+export function buildBytesInferBody(
+  input: string,
+  rows: readonly Uint8Array[],
+  outputs: string | readonly string[],
+): InferBody {
+  const payload = Buffer.concat(
+    rows.flatMap((row) => {
+      const length = Buffer.alloc(4);
+      length.writeUInt32LE(row.byteLength);
+      return [length, Buffer.from(row.buffer, row.byteOffset, row.byteLength)];
+    }),
+  );
+  return binaryBody(input, 'BYTES', [rows.length, 1], payload, outputs);
+}
+
+function binaryBody(
+  input: string,
+  datatype: string,
+  shape: readonly number[],
+  payload: Buffer,
+  outputs: string | readonly string[],
+): InferBody {
   const header = JSON.stringify({
-    inputs: [
-      {
-        name: input,
-        shape: [1, ...dims],
-        datatype: 'FP32',
-        parameters: { binary_data_size: data.byteLength },
-      },
-    ],
-    outputs: [{ name: output, parameters: { binary_data: true } }],
+    inputs: [{ name: input, shape, datatype, parameters: { binary_data_size: payload.byteLength } }],
+    outputs: (typeof outputs === 'string' ? [outputs] : outputs).map((name) => ({
+      name,
+      parameters: { binary_data: true },
+    })),
   });
   const json = Buffer.from(header);
-  return {
-    body: Buffer.concat([json, Buffer.from(data.buffer, data.byteOffset, data.byteLength)]),
-    headerLength: json.byteLength,
-  };
+  return { body: Buffer.concat([json, payload]), headerLength: json.byteLength };
 }
 
 /** Result of one load level. */
@@ -44,6 +75,8 @@ export interface LoadResult {
   readonly rps: number;
   readonly p50Ms: number;
   readonly p99Ms: number;
+  /** Median time `makeBody` took per measured request (ms), when the load used one. */
+  readonly makeBodyP50Ms?: number;
 }
 
 function post(agent: http.Agent, port: number, path: string, req: InferBody): Promise<number> {
@@ -83,6 +116,11 @@ export async function runLoad(options: {
   readonly port: number;
   readonly model: string;
   readonly body: InferBody;
+  /**
+   * Builds each request's body in the loop instead of sending `body` (e.g. a gateway's
+   * preprocessing). Its time is part of the request's latency and is also reported alone.
+   */
+  readonly makeBody?: () => Promise<InferBody>;
   readonly concurrency: number;
   readonly warmupMs: number;
   readonly durationMs: number;
@@ -92,6 +130,8 @@ export async function runLoad(options: {
   const agent = new http.Agent({ keepAlive: true, maxSockets: options.concurrency });
   const path = `/v2/models/${options.model}/infer`;
   const latencies: number[] = [];
+  const makeBodyMs: number[] = [];
+  const makeBody = options.makeBody;
   let errors = 0;
   const measureFrom = performance.now() + options.warmupMs;
   const stopAt = measureFrom + options.durationMs;
@@ -108,15 +148,20 @@ export async function runLoad(options: {
     while (performance.now() < stopAt) {
       const t0 = performance.now();
       let status: number;
+      let built = t0;
       try {
-        status = await post(agent, options.port, path, options.body);
+        const body = makeBody === undefined ? options.body : await makeBody();
+        built = performance.now();
+        status = await post(agent, options.port, path, body);
       } catch {
         status = 0;
       }
       const t1 = performance.now();
       if (t1 >= measureFrom && t1 <= stopAt) {
-        if (status === 200) latencies.push(t1 - t0);
-        else errors += 1;
+        if (status === 200) {
+          latencies.push(t1 - t0);
+          if (makeBody !== undefined) makeBodyMs.push(built - t0);
+        } else errors += 1;
       }
     }
   };
@@ -125,6 +170,7 @@ export async function runLoad(options: {
   agent.destroy();
   const seconds = options.durationMs / 1000;
   latencies.sort((a, b) => a - b);
+  makeBodyMs.sort((a, b) => a - b);
   return {
     concurrency: options.concurrency,
     requests: latencies.length,
@@ -133,5 +179,35 @@ export async function runLoad(options: {
     rps: latencies.length / seconds,
     p50Ms: percentile(latencies, 50),
     p99Ms: percentile(latencies, 99),
+    ...(makeBody === undefined ? {} : { makeBodyP50Ms: percentile(makeBodyMs, 50) }),
   };
+}
+
+/** One decoded response: status, JSON header and each binary output's bytes by name. */
+export interface InferReply {
+  readonly status: number;
+  readonly header: unknown;
+  readonly outputs: ReadonlyMap<string, Buffer>;
+}
+
+/** Sends one request (a new connection) and decodes the binary-data response. */
+export async function inferOnce(port: number, model: string, req: InferBody): Promise<InferReply> {
+  const response = await fetch(`http://127.0.0.1:${port}/v2/models/${model}/infer`, {
+    method: 'POST',
+    headers: { 'Inference-Header-Content-Length': String(req.headerLength) },
+    body: req.body,
+  });
+  const body = Buffer.from(await response.arrayBuffer());
+  const jsonLength = Number(response.headers.get('inference-header-content-length') ?? body.byteLength);
+  const header = JSON.parse(body.subarray(0, jsonLength).toString()) as {
+    outputs?: { name: string; parameters?: { binary_data_size?: number } }[];
+  };
+  const outputs = new Map<string, Buffer>();
+  let offset = jsonLength;
+  for (const o of header.outputs ?? []) {
+    const size = o.parameters?.binary_data_size ?? 0;
+    outputs.set(o.name, body.subarray(offset, offset + size));
+    offset += size;
+  }
+  return { status: response.status, header, outputs };
 }

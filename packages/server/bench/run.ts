@@ -19,23 +19,35 @@
  * every server is started up front, and each round measures every cell (variant × concurrency, and
  * the raw ceiling per batch size) for a short slice; the table reports the median over rounds and
  * the ratios compare those medians.
- * Env: BENCH_SECONDS (measured seconds per slice, default 2), BENCH_WARMUP_SECONDS (default 0.5),
- * BENCH_ROUNDS (default 5).
+ *
+ * A second suite (`python-suite.ts`) measures the Python backend, the ensemble and the stub round
+ * trip against their ONNX / built-in counterparts; `npm run bench` runs both, one after the other.
+ * Env: BENCH_SUITE (`all` (default), `onnx` or `python`; also `--suite=<name>`), BENCH_SECONDS
+ * (measured seconds per slice, default 1.5), BENCH_WARMUP_SECONDS (default 0.5), BENCH_ROUNDS
+ * (default 3). The defaults keep both suites together at about 6 minutes on 2 cores.
  */
-import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { copyFile, mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 
+import {
+  cpuSecondsOf,
+  fmt,
+  loadAverage,
+  median,
+  medianSlice,
+  ownCpuSeconds,
+  peakRssMb,
+  repoRoot,
+  startChild,
+  type ServerChild,
+} from './common.js';
 import { buildInferBody, runLoad, type LoadResult } from './load.js';
+import { runPythonSuite } from './python-suite.js';
 import { RawOrt } from './raw-ort.js';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const repoRoot = path.resolve(here, '../../..');
 const modelPath = path.join(repoRoot, 'models_staging', 'food_classifier_onnx', '1', 'model.onnx');
 const MODEL = 'food_classifier_onnx';
 const INPUT = 'input';
@@ -44,9 +56,16 @@ const DIMS = [3, 224, 224];
 const MAX_BATCH = 16;
 const CONCURRENCY = [1, 4, 16];
 const RAW_BATCHES = [1, 2, 4, 8, 16];
-const seconds = Number(process.env.BENCH_SECONDS ?? 2);
+const seconds = Number(process.env.BENCH_SECONDS ?? 1.5);
 const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 0.5);
-const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));
+const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
+const SUITES = ['all', 'onnx', 'python'] as const;
+const suiteArg = process.argv.find((a) => a.startsWith('--suite='))?.slice('--suite='.length);
+const suite = suiteArg ?? process.env.BENCH_SUITE ?? 'all';
+if (!(SUITES as readonly string[]).includes(suite)) {
+  process.stderr.write(`unknown bench suite '${suite}' (${SUITES.join(', ')})\n`);
+  process.exit(2);
+}
 const cores = Math.max(1, os.availableParallelism());
 
 interface Variant {
@@ -96,33 +115,6 @@ async function makeRepository(v: Variant): Promise<string> {
   return root;
 }
 
-function peakRssMb(pid: number): number {
-  try {
-    const m = /^VmHWM:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m?.[1] === undefined ? NaN : Number(m[1]) / 1024;
-  } catch {
-    return NaN;
-  }
-}
-
-/** CPU seconds (user + system, every thread) a process has used so far. */
-function cpuSecondsOf(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // Fields 14 and 15 of proc(5) (utime, stime) in clock ticks (USER_HZ = 100 on Linux).
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return NaN;
-  }
-}
-
-/** CPU seconds of this (the load generator's / raw ceiling's) process, every thread. */
-function ownCpuSeconds(): number {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1e6;
-}
-
 /** A raw onnxruntime-node session in a worker thread (`raw-worker.ts`). */
 class RawWorker {
   private constructor(private readonly worker: Worker) {}
@@ -168,52 +160,9 @@ interface CpuSlice {
   readonly clientCpuPerRequest: number;
 }
 
-interface ServerChild {
-  readonly port: number;
-  readonly pid: number;
-  stop(): Promise<void>;
+function startServerChild(repository: string, hosting: Variant['hosting']): Promise<ServerChild> {
+  return startChild('server-child.ts', [repository, hosting]);
 }
-
-async function startServerChild(repository: string, hosting: Variant['hosting']): Promise<ServerChild> {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', path.join(here, 'server-child.ts'), repository, hosting],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  const port = await new Promise<number>((resolve, reject) => {
-    createInterface({ input: child.stdout }).once('line', (line) =>
-      resolve((JSON.parse(line) as { port: number }).port),
-    );
-    child.once('exit', (code) => reject(new Error(`server exited with code ${code}`)));
-  });
-  return {
-    port,
-    pid: child.pid ?? -1,
-    stop: async () => {
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
-}
-
-function median(values: readonly number[]): number {
-  const s = [...values].sort((a, b) => a - b);
-  if (s.length === 0) return NaN;
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 === 1 ? (s[mid] ?? NaN) : ((s[mid - 1] ?? NaN) + (s[mid] ?? NaN)) / 2;
-}
-
-/** The slice with the median throughput (its latencies are reported with it). */
-function medianSlice(slices: readonly LoadResult[]): LoadResult | undefined {
-  const sorted = [...slices].sort((a, b) => a.rps - b.rps);
-  return sorted[Math.floor((sorted.length - 1) / 2)];
-}
-
-const fmt = (n: number | undefined, d = 1): string =>
-  n !== undefined && Number.isFinite(n) ? n.toFixed(d) : '–';
 
 async function main(): Promise<void> {
   if (!existsSync(modelPath)) {
@@ -223,11 +172,7 @@ async function main(): Promise<void> {
     );
     return;
   }
-  const load = (): string =>
-    os
-      .loadavg()
-      .map((l) => l.toFixed(1))
-      .join(' ');
+  const load = loadAverage;
   process.stdout.write(
     `food_classifier_onnx, FP32 [1,3,224,224] per request, binary HTTP; ${cores} cores; ` +
       `${seconds}s measured + ${warmupSeconds}s warmup per slice, median of ${rounds} interleaved rounds; ` +
@@ -412,4 +357,7 @@ async function main(): Promise<void> {
   );
 }
 
-await main();
+if (suite !== 'python') await main();
+if (suite !== 'onnx') {
+  await runPythonSuite({ seconds, warmupSeconds, rounds, concurrency: CONCURRENCY });
+}
