@@ -213,7 +213,14 @@ describe('shutdown', () => {
     const pending = Array.from({ length: 8 }, () =>
       infer(srv.url, 'slow_identity', fp32([1])).catch(() => undefined),
     );
-    await new Promise((r) => setTimeout(r, 20));
+    // Close only once all 8 are inside the server (a fixed pause lost that race on a loaded machine):
+    // one runs for 50 ms, the rest wait behind it, so they cannot finish within the 60 ms timeout.
+    const scheduler = srv.running.server.models.resolve('slow_identity').scheduler;
+    const deadline = Date.now() + 10_000;
+    while (scheduler.pendingCount < pending.length && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    expect(scheduler.pendingCount).toBe(pending.length);
     const started = Date.now();
     const finished = await srv.running.close();
     expect(finished).toBe(false);
@@ -225,7 +232,11 @@ describe('shutdown', () => {
   it('reports a clean drain when every request finished in time', async () => {
     const srv = await startTestServer({ only: ['slow_identity'] });
     const pending = infer(srv.url, 'slow_identity', fp32([2]));
-    await new Promise((r) => setTimeout(r, 10));
+    // Close once the request is inside the server (a fixed pause lost that race on a loaded machine).
+    const scheduler = srv.running.server.models.resolve('slow_identity').scheduler;
+    const deadline = Date.now() + 10_000;
+    while (scheduler.pendingCount < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 2));
+    expect(scheduler.pendingCount).toBe(1);
     expect(await srv.running.close()).toBe(true);
     expect((await pending).status).toBe(200);
     await srv.close();
