@@ -190,8 +190,10 @@ describe.each(PROTOCOLS)('faults of the inference server over %s', (protocol) =>
     expect(Date.now() - started).toBeLessThan(5000);
   });
 
-  it('503 MODEL_UNAVAILABLE for a model the server lists UNAVAILABLE (python backend on the embedded server)', async () => {
-    useEnv({ FOOD11_MODEL_NAME: 'food_classifier' });
+  it('503 MODEL_UNAVAILABLE for a model of the repository the server has not loaded (explicit mode)', async () => {
+    // The Python-backend food_classifier loads on the embedded server now; explicitServer loads only
+    // food_classifier_onnx.
+    useEnv({ ...serverEnv(explicitServer, protocol), FOOD11_MODEL_NAME: 'food_classifier' });
     await expectError(await POST(uploadRequest(photo('A001'))), 503, 'MODEL_UNAVAILABLE');
   });
 
