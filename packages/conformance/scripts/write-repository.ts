@@ -4,12 +4,12 @@
  * `tritonserver --model-repository=/tmp/models --model-control-mode=explicit --load-model=* --allow-client-shm=true`
  * and `TRITON_URL=localhost:8000 npm test -w @tritonserver-ts/conformance`.
  */
-import { writeTestModelRepository } from '@tritonserver-ts/server/testing';
+import { writeConformanceRepository } from './repository.js';
 
 const dir = process.argv[2];
 if (dir === undefined) {
   console.error('usage: write-repository <dir>');
   process.exit(2);
 }
-const repo = await writeTestModelRepository(dir);
-console.log(`wrote ${repo.models.length} models to ${dir}`);
+const models = await writeConformanceRepository(dir);
+console.log(`wrote ${models.length} models to ${dir}`);

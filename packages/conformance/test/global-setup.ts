@@ -28,9 +28,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
     return () => Promise.resolve();
   }
   const { startServer } = await import('@tritonserver-ts/server');
-  const { writeTestModelRepository } = await import('@tritonserver-ts/server/testing');
+  const { writeConformanceRepository } = await import('../scripts/repository.js');
   const dir = await mkdtemp(join(tmpdir(), 'conformance-models-'));
-  await writeTestModelRepository(dir);
+  await writeConformanceRepository(dir);
   const server = await startServer({
     modelRepositories: [dir],
     httpPort: 0,

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { TritonServerError, type InferInput } from '@tritonserver-ts/client';
 import { GrpcTransport, type StreamRequest, type StreamResponse } from '@tritonserver-ts/client/grpc';
 import { newClient, transports } from './target.js';
-import { differsOver } from './transport-differences.js';
+import { differsOver, expectServerError } from './transport-differences.js';
 
 const ones = new Int32Array(16).fill(1);
 const inputs = (x: number): InferInput[] => [
@@ -10,9 +10,20 @@ const inputs = (x: number): InferInput[] => [
   { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], data: ones },
 ];
 
+/** `py_decoupled` (see scripts/repository.ts): IN = n → n responses OUT = 0..n-1, then the final flag. */
+const count = (n: number): InferInput[] => [
+  { name: 'IN', datatype: 'INT32', shape: [1], data: Int32Array.of(n) },
+];
+
 describe.each(transports)('%s: ModelStreamInfer', (transport) => {
   const client = newClient(transport);
   afterAll(() => client.close());
+
+  it('infer refuses a decoupled model (UNSUPPORTED) over either protocol', async () => {
+    const error = await expectServerError(client.infer('py_decoupled', count(1)), transport, 'UNSUPPORTED');
+    // HTTP: "HTTP end point doesn't …"; gRPC: "ModelInfer RPC doesn't …".
+    expect(error.message).toMatch(/ doesn't support models with decoupled transaction policy$/);
+  });
 
   if (!differsOver(transport, 'model-stream-infer')) {
     it('has no stream over HTTP: the HTTP transport offers no streamInfer', () => {
@@ -72,6 +83,40 @@ describe.each(transports)('%s: ModelStreamInfer', (transport) => {
     expect(seen.sort((x, y) => x.id.localeCompare(y.id))).toEqual([
       { id: 'p1', sum: new Array(16).fill(3), error: undefined },
       { id: 'p2', sum: new Array(16).fill(4), error: undefined },
+    ]);
+  });
+  it('a decoupled model: every response with triton_final_response, the empty final response on request, errors in-band', async () => {
+    const grpc = client.transport as GrpcTransport;
+    const stream = grpc.openStream();
+    const [three, zero, negative] = await Promise.all([
+      stream.inferAll('py_decoupled', count(3), { requestId: 'd3' }),
+      stream.inferAll('py_decoupled', count(0), { requestId: 'd0' }),
+      stream.inferAll('py_decoupled', count(-1), { requestId: 'dn', enableEmptyFinalResponse: false }),
+    ]);
+    stream.end();
+    expect(three.map((r) => [r.id, r.final, r.empty])).toEqual([
+      ['d3', false, false],
+      ['d3', false, false],
+      ['d3', false, false],
+      ['d3', true, true],
+    ]);
+    expect(three.slice(0, 3).map((r) => r.result?.asTypedArray('OUT', 'INT32')[0])).toEqual([0, 1, 2]);
+    expect(three[0]?.result?.parameters.triton_final_response).toBe(false);
+    expect(zero.map((r) => [r.id, r.final, r.empty, r.error])).toEqual([['d0', true, true, undefined]]);
+    expect(negative).toHaveLength(1);
+    expect(negative[0]?.final).toBe(true);
+    expect(negative[0]?.error?.message).toBe('n must be >= 0');
+
+    // Without triton_enable_empty_final_response nothing marks the end but the stream's end.
+    const plain: StreamResponse[] = [];
+    for await (const r of grpc.streamInfer([
+      { modelName: 'py_decoupled', inputs: count(2), options: { requestId: 'p' } },
+    ])) {
+      plain.push(r);
+    }
+    expect(plain.map((r) => [r.id, r.final, r.result?.asTypedArray('OUT', 'INT32')[0]])).toEqual([
+      ['p', false, 0],
+      ['p', false, 1],
     ]);
   });
 });
