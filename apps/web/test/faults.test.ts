@@ -11,7 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { GET as health } from '../src/app/api/health/route';
 import { POST } from '../src/app/api/predict/route';
 import type { ApiError } from '../src/lib/types';
-import { json, MODELS, photo, PROTOCOLS, ROOT, uploadRequest, useEnv } from './helpers';
+import { json, MODELS, photo, PROTOCOLS, PYTHON, ROOT, uploadRequest, useEnv } from './helpers';
 
 const CLI = join(ROOT, 'packages/server/dist/cli.js');
 const DEADLINE_MS = 1500;
@@ -43,6 +43,8 @@ async function startServer(): Promise<ChildProcess> {
       '--http-address=127.0.0.1',
       '--grpc-address=127.0.0.1',
       '--allow-metrics=false',
+      // food_classifier's model.py needs numpy and Pillow: Debian's python3 has both.
+      `--backend-config=python,python-interpreter=${PYTHON}`,
     ],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
