@@ -11,6 +11,9 @@
 //   - placeholders: `/a`, `/b`, `triton-host:8000`, `<requestId>`, /tmp/conformance-models and the
 //     `dish.jpg` in the working directory become real paths, servers and ids;
 //   - FEEDBACK_DIR points at a temporary directory, so the feedback commands leave the tree clean.
+//   - the Python: this host's `python3` on PATH has numpy but not Pillow, which models_staging's
+//     food_classifier imports, so the bare server command gets TRITONSERVER_TS_PYTHON=/usr/bin/python3
+//     (Debian's, with both), the variable the READMEs document (`npm start` finds it by itself).
 // Servers are stopped as a terminal does on Ctrl+C: SIGINT to the command's process group.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -529,9 +532,10 @@ describe('README command lines', () => {
     const { text, ports } = await withFreePorts(readme(RUN_HERE.serverDefault));
     const http = ports['--http-port'] ?? 0;
     const metrics = ports['--metrics-port'] ?? 0;
-    const server = shell(text);
+    const server = shell(text, { env: { TRITONSERVER_TS_PYTHON: '/usr/bin/python3' } });
     await waitFor(`http://127.0.0.1:${http}/v2/health/ready`, server, 60_000);
     expect(server.output()).toMatch(/\| food_classifier_onnx +\| 1 +\| READY +\|/);
+    expect(server.output()).toMatch(/\| food_classifier +\| 1 +\| READY +\|/);
     expect(server.output()).toContain(`Started HTTPService at 0.0.0.0:${http}`);
     const curl = await runToEnd(
       substitute(readme(RUN_HERE.serverReadyCurl), [['localhost:8000', `localhost:${http}`]]),
