@@ -95,6 +95,9 @@ const NOT_RUN: Record<string, string> = {
   "tritonserver --model-repository=/tmp/conformance-models --model-control-mode=explicit --load-model='*' --allow-client-shm=true":
     REAL_TRITON,
   'npm run bench -w @gourmetgram/food-model': BENCH,
+  // packages/client/README.md: the decoupled-model example needs a server serving py_decoupled
+  'npx tsx examples/decoupled-stream.ts localhost:8001 py_decoupled':
+    'needs a running server with the py_decoupled Python model; packages/client/test/grpc-transport/decoupled.test.ts runs this very script against the embedded server and checks its output',
   // packages/client/README.md: the HTTP vs gRPC bench (run in packages/client)
   'npm run bench': BENCH,
   'BENCH_ROUNDS=5 npm run bench': BENCH,

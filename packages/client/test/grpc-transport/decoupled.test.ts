@@ -4,9 +4,11 @@
  * `inferAll` (every response of one request until final), the async iterable, the Python-style
  * startStream / asyncStreamInfer / stopStream, and cancellation of a stream mid-request.
  */
+import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TritonAbortError, TritonServerError } from '../../src/errors.js';
 import { createGrpcClient, type GrpcTransport, type StreamResponse } from '../../src/grpc/index.js';
@@ -185,5 +187,25 @@ describe('decoupled models over the gRPC stream API', () => {
     const responses = await again.inferAll('py_decoupled', n(1));
     again.end();
     expect(outs(responses)).toEqual([0, undefined]);
+  });
+
+  it('the README example (examples/decoupled-stream.ts) runs as shown', async () => {
+    const example = fileURLToPath(new URL('../../examples/decoupled-stream.ts', import.meta.url));
+    const out = await new Promise<string>((resolve, reject) => {
+      execFile(
+        process.execPath,
+        ['--import', 'tsx', example, server.grpcUrl, 'py_decoupled'],
+        { cwd: fileURLToPath(new URL('../..', import.meta.url)), timeout: 30_000 },
+        (error, stdout, stderr) =>
+          error === null ? resolve(stdout) : reject(new Error(`${error.message}\n${stderr}`)),
+      );
+    });
+    expect(out.trim().split('\n')).toEqual([
+      'three 0 final false',
+      'three 1 final false',
+      'three 2 final false',
+      'three (empty) final true',
+      'negative error n must be >= 0 final true',
+    ]);
   });
 });
