@@ -91,9 +91,11 @@ export async function runDecoupled(
   let failed = false;
   let accepted = false;
   let sending = false;
+  let sawFinal = false;
   const onResponse = (r: CoreStreamResponse): void => {
     if (failed) return;
     responses += 1;
+    if (r.final) sawFinal = true;
     if (responses === 1) trace?.capture('INFER_RESPONSE_COMPLETE', process.hrtime.bigint());
     if (r.error !== undefined && sink.fail !== undefined) {
       failed = true;
@@ -121,6 +123,8 @@ export async function runDecoupled(
   } catch (error) {
     // Refused before any response (or the instance could not take it at all).
     if (responses === 0) onRefused(toServerError(error), accepted);
+    // Failed after some responses without a final one: the error ends the request.
+    else if (!sawFinal) onResponse({ error: toServerError(error), final: true });
   }
   // GRPC_SEND_END once the request's last message has been handed to grpc-js.
   if (trace !== undefined) {
