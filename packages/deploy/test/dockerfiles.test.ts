@@ -496,6 +496,25 @@ describe('docker/Dockerfile.server (embedded server for CPU-only hosts)', () => 
     expect(copied).toContain('/app/packages/server/dist');
   });
 
+  it('copies every entry of the server package.json "files" (dist, the Python stub in python/, …)', () => {
+    const pkg = JSON.parse(read('packages/server/package.json')) as { files?: string[] };
+    const files = pkg.files ?? [];
+    // python/ holds the stub script the Python backend runs: without it no Python model loads.
+    expect(files).toContain('python');
+    expect(files).toContain('dist');
+    const copies = instructions(runtime, 'COPY').map((i) => ({ from: i.flags.from, ...copyPaths(i.args) }));
+    for (const entry of files) {
+      const name = entry.replace(/^\.\//, '').replace(/\/$/, '');
+      const copy = copies.find((c) => c.sources[0] === `/app/packages/server/${name}`);
+      expect(
+        copy,
+        `packages/server/${name} (package.json "files") is not copied to the runtime stage`,
+      ).toBeDefined();
+      expect(copy?.from).toBe('build');
+      expect(copy?.destination.replace(/\/$/, '')).toBe(`./packages/server/${name}`);
+    }
+  });
+
   it('copies every workspace package the server depends on', () => {
     const copied = instructions(runtime, 'COPY').map((i) => copyPaths(i.args).sources[0]);
     const pkg = JSON.parse(read('packages/server/package.json')) as { dependencies?: Record<string, string> };
