@@ -91,7 +91,7 @@ function isOverrideError(error: unknown): boolean {
 
 /**
  * Whether a load failure is this server's capability gap (a backend or platform it cannot run, such
- * as python or tensorrt) rather than a broken model. Such models are listed UNAVAILABLE but are not
+ * as tensorrt or tensorflow) rather than a broken model. Such models are listed UNAVAILABLE but are not
  * startup errors and do not hold back strict readiness (see README, "Differences").
  */
 export function isUnsupportedBackend(error: unknown): boolean {

@@ -3,7 +3,7 @@
  * model instance. Model loading (`createInstances` in `backends.ts`) looks a model's backend up
  * here; no backend module imports the registry or `backends.ts`, so the runtime has no import cycle.
  *
- * Adding a backend (a later issue adds Python and ensembles this way):
+ * Adding a backend (onnxruntime, identity and python are added this way):
  * 1. Write `runtime/<name>-backend.ts` with a function that creates one instance and returns a
  *    {@link RuntimeModelInstance} (import that type from `./types.js`, never from `backends.ts`).
  *    Throw `BackendError('INSTANCE_CREATION_FAILED', …)` for a config the backend refuses.
@@ -14,8 +14,9 @@
  *    message lists it. A test keeps it equal to the built-in registry's names.
  *
  * The lookup key is the config's `backend`, or its `platform` when `backend` is empty (after
- * `repository/platform.ts` has mapped known platforms such as `onnxruntime_onnx` to their backend):
- * an ensemble, whose config has `platform: "ensemble"` and no backend, registers as `ensemble`.
+ * `repository/platform.ts` has mapped known platforms such as `onnxruntime_onnx` to their backend).
+ * An ensemble (`platform: "ensemble"`, no backend) never enters the registry (ADR 0011): it has no
+ * instances, and its scheduler runs each step as a core request on the composing models.
  * @packageDocumentation
  */
 import type { InferenceHost } from '../core/inference-host.js';

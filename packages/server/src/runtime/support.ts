@@ -21,14 +21,15 @@ export type BackendSupport =
 
 /**
  * Tells whether a (normalized) config's backend can run in tritonserver-ts, e.g.
- * `backend 'python' is not supported by tritonserver-ts (supported: onnxruntime, identity)`.
+ * `backend 'tensorflow' is not supported by tritonserver-ts (supported: onnxruntime, identity, python)`.
  */
 export function checkBackend(config: {
   readonly backend: string;
   readonly platform: string;
 }): BackendSupport {
   const backend = config.backend;
-  // The registry's key: the backend, or the platform for configs without one (ensembles, later).
+  // The registry's key: the backend, or the platform for configs without one (ensembles never get
+  // here: they have no backend, ADR 0011).
   const key = backend !== '' ? backend : config.platform;
   if ((SUPPORTED_BACKENDS as readonly string[]).includes(key)) {
     return { supported: true, backend: key as SupportedBackend };
