@@ -1,8 +1,25 @@
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
 import { describe, expect, it } from 'vitest';
 
 import { CliUsageError, parseArgs } from '../../src/cli-args.js';
 import { FrameReader, PayloadBuilder, decodeTensors, encodeFrame } from '../../src/runtime/python/frames.js';
 import { findPythonInterpreter } from '../../src/runtime/python/settings.js';
+import { addSubPythonModel } from '../../src/testing/index.js';
+import { startPythonServer } from './helpers.js';
+
+/** A fake interpreter: a shell script that fails like a Python without numpy (or, `works`, prints a version). */
+async function fakeInterpreter(dir: string, works: boolean): Promise<string> {
+  const path = join(dir, 'python3');
+  const body = works
+    ? 'printf 9.9.9\n'
+    : 'echo "ModuleNotFoundError: No module named \'numpy\'" >&2\nexit 1\n';
+  await writeFile(path, `#!/bin/sh\n${body}`);
+  await chmod(path, 0o755);
+  return path;
+}
 
 const base = ['--model-repository=/tmp/none'];
 
@@ -49,7 +66,7 @@ describe('python backend settings', () => {
     );
   });
 
-  it('finds an interpreter that imports numpy (on this machine /usr/bin/python3; PATH python3 has none)', async () => {
+  it('finds an interpreter that imports numpy (on this machine both PATH python3 and /usr/bin/python3 do; only /usr/bin/python3 has Pillow)', async () => {
     const found = await findPythonInterpreter({});
     expect(found.ok).toBe(true);
     const missing = await findPythonInterpreter({ interpreter: '/bin/true-python-missing' });
@@ -59,6 +76,53 @@ describe('python backend settings', () => {
         "the python backend needs a Python 3 interpreter with numpy: '/bin/true-python-missing': not found",
     });
   });
+
+  it('caches a successful interpreter probe, not a failed one', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tritonserver-ts-fake-python-'));
+    try {
+      const path = await fakeInterpreter(dir, false);
+      const first = await findPythonInterpreter({ interpreter: path });
+      expect(first).toEqual({
+        ok: false,
+        reason: `the python backend needs a Python 3 interpreter with numpy: '${path}': cannot import numpy`,
+      });
+      // numpy gets installed: the next look-up probes again and finds it.
+      await fakeInterpreter(dir, true);
+      expect(await findPythonInterpreter({ interpreter: path })).toEqual({
+        ok: true,
+        path,
+        numpyVersion: '9.9.9',
+      });
+      // The success is cached: breaking the interpreter afterwards is not noticed.
+      await fakeInterpreter(dir, false);
+      expect(await findPythonInterpreter({ interpreter: path })).toEqual({
+        ok: true,
+        path,
+        numpyVersion: '9.9.9',
+      });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('lists a python model UNAVAILABLE, naming numpy, when the interpreter cannot import numpy', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tritonserver-ts-fake-python-'));
+    const interpreter = await fakeInterpreter(dir, false);
+    const server = await startPythonServer([addSubPythonModel()], { python: { interpreter } });
+    try {
+      const r = await fetch(`${server.url}/v2/repository/index`, { method: 'POST' });
+      const entry = ((await r.json()) as { name: string; state?: string; reason?: string }[]).find(
+        (e) => e.name === 'py_add',
+      );
+      expect(entry?.state).toBe('UNAVAILABLE');
+      expect(entry?.reason).toContain(
+        `the python backend needs a Python 3 interpreter with numpy: '${interpreter}': cannot import numpy`,
+      );
+    } finally {
+      await server.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 30_000);
 
   it('frames tensors as raw bytes (BYTES length-prefixed), split across chunks', () => {
     const payload = new PayloadBuilder();

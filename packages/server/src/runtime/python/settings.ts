@@ -139,8 +139,9 @@ const found = new Map<string, Promise<InterpreterResult>>();
 
 /**
  * The interpreter Python models run with: `settings.interpreter`, else `$TRITONSERVER_TS_PYTHON`,
- * else the first of `python3` (on PATH) and `/usr/bin/python3` that can import numpy. The probe
- * result is cached per candidate list.
+ * else the first of `python3` (on PATH) and `/usr/bin/python3` that can import numpy. A successful
+ * probe is cached per candidate list; a failed one is not (the interpreter may be installed, or a
+ * probe that timed out under load may succeed, on the next model load).
  */
 export function findPythonInterpreter(settings: PythonBackendSettings = {}): Promise<InterpreterResult> {
   const explicit = settings.interpreter ?? process.env[PYTHON_INTERPRETER_ENV];
@@ -164,7 +165,12 @@ export function findPythonInterpreter(settings: PythonBackendSettings = {}): Pro
         reason: `the python backend needs a Python 3 interpreter with numpy: ${problems.join('; ')}${how}`,
       };
     })();
-    found.set(key, result);
+    const pending = result;
+    found.set(key, pending);
+    // Concurrent look-ups share one probe; a failure is forgotten once it is known.
+    void pending.then((r) => {
+      if (!r.ok && found.get(key) === pending) found.delete(key);
+    });
   }
   return result;
 }
