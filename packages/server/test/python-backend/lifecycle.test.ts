@@ -45,6 +45,24 @@ describe('python backend: a model.py served by the embedded server', () => {
     expect(outputData(r.body, 'INFO')).toEqual(['req-1|42|1|{"color": "red", "n": 3}']);
   });
 
+  it('hands the model int64 parameters exactly, beyond 2^53', async () => {
+    const big = 2n ** 60n + 1n;
+    const r = await server.running.server.infer({
+      modelName: 'py_add',
+      id: 'big',
+      parameters: { big, small: -3n, text: 'a"b' },
+      inputs: [
+        { name: 'INPUT0', datatype: 'FP32', shape: [4], data: Float32Array.from([1, 2, 3, 4]) },
+        { name: 'INPUT1', datatype: 'FP32', shape: [4], data: Float32Array.from([1, 1, 1, 1]) },
+      ],
+      outputs: [{ name: 'INFO' }],
+    });
+    const info = r.outputs.find((o) => o.name === 'INFO')?.tensor.data as Uint8Array[];
+    expect(Buffer.from(info[0] ?? []).toString()).toBe(
+      'big|0|0|{"big": 1152921504606846977, "small": -3, "text": "a\\"b"}',
+    );
+  });
+
   it('hands the model only the requested output names', async () => {
     const r = await inferJson(server.url, 'py_add', {
       inputs: [

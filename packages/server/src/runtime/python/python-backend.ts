@@ -53,8 +53,20 @@ function kindOf(code: string): ServerErrorKind {
   return TRITON_ERROR_KINDS.has(code) ? (code as ServerErrorKind) : 'INTERNAL';
 }
 
-function jsonParameter(value: ParameterValue): string | number | boolean {
-  return typeof value === 'bigint' ? Number(value) : value;
+/**
+ * The request's parameters (those the model sees) as the JSON text `InferenceRequest.parameters()`
+ * returns. An int64 parameter (a bigint) is written as its decimal digits, so values beyond 2^53
+ * reach Python exactly (Python's `json` parses big integers exactly).
+ */
+function parametersJson(parameters: Readonly<Record<string, ParameterValue>>): string {
+  const members: string[] = [];
+  for (const [key, value] of Object.entries(parameters)) {
+    if (RESERVED_PARAMETERS.has(key)) continue;
+    members.push(
+      `${JSON.stringify(key)}:${typeof value === 'bigint' ? value.toString() : JSON.stringify(value)}`,
+    );
+  }
+  return `{${members.join(',')}}`;
 }
 
 /** One execution in flight. */
@@ -239,15 +251,11 @@ export class PythonModelInstance implements RuntimeModelInstance {
     const entries = requests.map((r) => {
       const inputs: TensorRef[] = [];
       for (const tensor of r.inputs.values()) inputs.push(payload.add(tensor));
-      const parameters: Record<string, string | number | boolean> = {};
-      for (const [k, v] of Object.entries(r.parameters)) {
-        if (!RESERVED_PARAMETERS.has(k)) parameters[k] = jsonParameter(v);
-      }
       return {
         id: r.id,
         correlation_id: r.correlationId,
         flags: r.flags,
-        parameters,
+        parameters: parametersJson(r.parameters),
         requested_outputs: r.requestedOutputs.length > 0 ? r.requestedOutputs : [...this.#outputs.keys()],
         inputs,
       };
