@@ -302,7 +302,11 @@ describe('listening and shutdown', () => {
         { name: 'INPUT0', datatype: 'FP32', shape: [1n, 4n], contents: { fp32Contents: [1, 2, 3, 4] } },
       ],
     });
-    await new Promise((r) => setTimeout(r, 10));
+    // Close once the request is inside the server (a fixed pause lost that race on a loaded machine).
+    const scheduler = running.server.models.resolve('slow_identity').scheduler;
+    const deadline = Date.now() + 10_000;
+    while (scheduler.pendingCount < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 2));
+    expect(scheduler.pendingCount).toBeGreaterThanOrEqual(1);
     const started = Date.now();
     const finished = await running.close();
     const r = await inFlight;
