@@ -6,6 +6,7 @@ the server (BLS, the response sender, the logger) through `_set_channel`.
 """
 
 import json
+import threading
 
 import numpy as np
 
@@ -309,27 +310,46 @@ class InferenceResponse:
 
 
 class InferenceResponseSender:
-    """Sends the responses of one request of a decoupled model."""
+    """Sends the responses of one request. A decoupled model sends any number, then the final flag;
+    a non-decoupled one (as Triton allows) exactly one response, with or before the final flag."""
 
-    def __init__(self, batch, index):
+    def __init__(self, batch, index, decoupled=True, request=None):
         self._batch = batch
         self._index = index
+        self._decoupled = decoupled
+        self._request = request
+        self._sent = 0
         self._closed = False
+        self._lock = threading.Lock()
 
     def send(self, response=None, flags=0):
-        if self._closed:
-            raise TritonModelException("Unable to send response. Response sender has been closed.")
         final = bool(flags & TRITONSERVER_RESPONSE_COMPLETE_FINAL)
         if response is None and not final:
             raise TritonModelException("Inference Response object must be provided when the response flags is set to zero.")
         if response is not None and not isinstance(response, InferenceResponse):
             raise TritonModelException("send() takes a pb_utils.InferenceResponse")
+        with self._lock:
+            if not self._decoupled:
+                if response is not None and self._sent > 0:
+                    raise TritonModelException(
+                        "Unable to send response. Non-decoupled model cannot send more than one response."
+                    )
+                if response is None and final and self._sent == 0:
+                    raise TritonModelException(
+                        "Unable to send response. Non-decoupled model cannot send complete final before sending a response."
+                    )
+            if self._closed:
+                raise TritonModelException("Unable to send response. Response sender has been closed.")
+            if response is not None:
+                self._sent += 1
+            if final:
+                self._closed = True
+            _channel.send_response(self._batch, self._index, response, final)
         if final:
-            self._closed = True
-        _channel.send_response(self._batch, self._index, response, final)
+            _channel.closed(self._batch)
 
     def is_cancelled(self):
-        return False
+        return self._request is not None and self._request._cancelled
 
 
 class InferenceRequest:
@@ -364,6 +384,7 @@ class InferenceRequest:
             raise TritonModelException("parameters must be a dict or a JSON string")
         self._parameters = parameters
         self._sender = None
+        self._cancelled = False
 
     def inputs(self):
         return list(self._inputs)
@@ -390,13 +411,12 @@ class InferenceRequest:
         return json.dumps(self._parameters)
 
     def is_cancelled(self):
-        return False
+        """Whether the client cancelled this request (the server tells the stub as it happens)."""
+        return self._cancelled
 
     def get_response_sender(self):
         if self._sender is None:
-            raise TritonModelException(
-                "Unable to get response sender: the model is not decoupled (model_transaction_policy.decoupled is false)."
-            )
+            raise TritonModelException("Unable to get response sender: this request was not handed to execute().")
         return self._sender
 
     def _bls_request(self):

@@ -113,6 +113,9 @@ class Channel:
         self._calls_lock = threading.Lock()
         self._next_call = 0
         self.messages = queue.Queue()
+        # Requests that may still be cancelled: batch id -> its InferenceRequest objects.
+        self._live = {}
+        self._live_lock = threading.Lock()
 
     def write(self, header, chunks=()):
         head = json.dumps(header, separators=(",", ":")).encode("utf-8")
@@ -136,12 +139,38 @@ class Channel:
                 break
             header = json.loads(bytes(body[:hlen]).decode("utf-8"))
             payload = memoryview(body)[hlen:]
-            if header.get("type") == "bls_response":
+            kind = header.get("type")
+            if kind == "bls_response":
                 self._bls_done(header, payload)
+            elif kind == "cancel":
+                self._cancel(header)
             else:
                 self.messages.put((header, payload))
         # The server went away (or closed our input): nothing left to serve.
         os._exit(0)
+
+    # Cancellation ------------------------------------------------------------------------------
+    def track(self, batch, requests):
+        with self._live_lock:
+            self._live[batch] = requests
+
+    def untrack(self, batch):
+        with self._live_lock:
+            self._live.pop(batch, None)
+
+    def closed(self, batch):
+        """A sender of `batch` closed: forget the batch once every request of it has finished."""
+        with self._live_lock:
+            requests = self._live.get(batch)
+            if requests is not None and all(r._sender._closed for r in requests):
+                del self._live[batch]
+
+    def _cancel(self, header):
+        with self._live_lock:
+            requests = self._live.get(header["batch"])
+            index = header["request"]
+            if requests is not None and 0 <= index < len(requests):
+                requests[index]._cancelled = True
 
     # BLS ---------------------------------------------------------------------------------------
     def bls(self, request):
@@ -260,59 +289,87 @@ class Stub:
     def execute(self, header, payload):
         batch = header["batch"]
         requests = []
-        for i, entry in enumerate(header["requests"]):
-            request = pb_utils.InferenceRequest(
-                inputs=refs_to_tensors(entry["inputs"], payload),
-                requested_output_names=entry["requested_outputs"],
-                request_id=entry["id"],
-                correlation_id=entry["correlation_id"],
-                flags=entry["flags"],
-                parameters=entry["parameters"],
-            )
-            if self.decoupled:
-                request._sender = pb_utils.InferenceResponseSender(batch, i)
-            requests.append(request)
         try:
+            for i, entry in enumerate(header["requests"]):
+                request = pb_utils.InferenceRequest(
+                    inputs=refs_to_tensors(entry["inputs"], payload),
+                    requested_output_names=entry["requested_outputs"],
+                    request_id=entry["id"],
+                    correlation_id=entry["correlation_id"],
+                    flags=entry["flags"],
+                    parameters=entry["parameters"],
+                )
+                request._sender = pb_utils.InferenceResponseSender(batch, i, self.decoupled, request)
+                requests.append(request)
+            self.channel.track(batch, requests)
             result = self.run_maybe_async(self.model.execute(requests))
         except BaseException as error:  # noqa: BLE001
-            self.channel.write({"type": "execute_done", "batch": batch, "error": format_exception(error)})
+            self._done(batch, requests, {"error": format_exception(error)})
+            return
+        if result is None:
+            # Every request is answered (or still to be answered) through its response sender.
+            self._done(batch, requests, {}, keep=True)
             return
         if self.decoupled:
-            if result is not None:
-                self.channel.write(
-                    {
-                        "type": "execute_done",
-                        "batch": batch,
-                        "error": "Python model is using the decoupled mode and the execute function must return None.",
-                    }
-                )
-                return
-            self.channel.write({"type": "execute_done", "batch": batch})
+            self._done(
+                batch,
+                requests,
+                {"error": "Python model is using the decoupled mode and the execute function must return None."},
+            )
             return
         problem = None
         if not isinstance(result, (list, tuple)):
-            problem = f"execute() must return a list of pb_utils.InferenceResponse, got {type(result).__name__}"
+            problem = f"Expected a list in the execute return, found type '{type(result)}'."
         elif len(result) != len(requests):
             problem = (
                 f"Number of InferenceResponse objects do not match the number of InferenceRequest objects. "
                 f"InferenceRequest(s) size is:{len(requests)}, and InferenceResponse(s) size is:{len(result)}\n"
             )
-        elif any(not isinstance(r, pb_utils.InferenceResponse) for r in result):
-            problem = "execute() must return a list of pb_utils.InferenceResponse objects"
+        else:
+            for request, response in zip(requests, result):
+                if response is None:
+                    continue
+                if not isinstance(response, pb_utils.InferenceResponse):
+                    problem = (
+                        "Expected an 'InferenceResponse' object in the execute function return list, "
+                        f"found type '{type(response)}'."
+                    )
+                    break
+                if request._sender._sent > 0:
+                    problem = "Unable to send response. Non-decoupled model cannot send more than one response."
+                    break
+                if request._sender._closed:
+                    problem = "Unable to send response. Response sender has been closed."
+                    break
         if problem is not None:
-            self.channel.write({"type": "execute_done", "batch": batch, "error": problem})
+            self._done(batch, requests, {"error": problem})
             return
         chunks = []
         offset = 0
         entries = []
         try:
-            for response in result:
+            for request, response in zip(requests, result):
+                if response is None:
+                    entries.append(None)
+                    continue
+                request._sender._closed = True
                 entry, offset = response_entry(response, chunks, offset)
                 entries.append(entry)
         except BaseException as error:  # noqa: BLE001
-            self.channel.write({"type": "execute_done", "batch": batch, "error": format_exception(error)})
+            self._done(batch, requests, {"error": format_exception(error)})
             return
-        self.channel.write({"type": "execute_done", "batch": batch, "responses": entries}, chunks)
+        self._done(batch, requests, {"responses": entries}, chunks, keep=any(e is None for e in entries))
+
+    def _done(self, batch, requests, fields, chunks=(), keep=False):
+        """Sends `execute_done`; an error closes every sender (the server fails the whole batch)."""
+        if "error" in fields or not keep:
+            for request in requests:
+                if request._sender is not None:
+                    request._sender._closed = True
+            self.channel.untrack(batch)
+        else:
+            self.channel.closed(batch)
+        self.channel.write({"type": "execute_done", "batch": batch, **fields}, chunks)
 
     def finalize(self):
         error = None

@@ -47,6 +47,12 @@ export interface ModelInstance {
    * free for the next batch (a decoupled model may still be responding then).
    */
   executeRequests?(requests: readonly InstanceRequest[]): Promise<ExecutionTimings>;
+  /**
+   * The model is being unloaded (its scheduler drains): a per-request instance answers, within a
+   * bound of its own, every request still open after its execution (a decoupled model that never
+   * sends a final response), so that draining ends.
+   */
+  closing?(): void;
   /** Frees the instance's resources. Called once, after its last execution. */
   dispose(): Promise<void>;
 }
@@ -76,6 +82,8 @@ export interface InstanceRequest {
   readonly parameters: Readonly<Record<string, string | number | bigint | boolean>>;
   /** Receives each of the request's responses, in order. */
   readonly respond: (response: InstanceResponse) => void;
+  /** Aborts when the client cancels the request (the front end's signal), if it can. */
+  readonly signal?: AbortSignal;
 }
 
 /** A model instance created by this runtime (adds its group and index to {@link ModelInstance}). */

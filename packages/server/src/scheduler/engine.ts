@@ -39,6 +39,7 @@ const ZERO_TIMINGS: ExecutionTimings = { computeInputNs: 0n, computeInferNs: 0n,
 export class SchedulingEngine implements Scheduler {
   private readonly queue: SchedulingQueue;
   private readonly free: ModelInstance[];
+  private readonly instances: readonly ModelInstance[];
   private readonly stats: ModelStatistics;
   private readonly batching: boolean;
   private readonly preserveOrdering: boolean;
@@ -58,6 +59,7 @@ export class SchedulingEngine implements Scheduler {
     }
     this.queue = options.queue;
     this.free = [...options.instances].reverse();
+    this.instances = options.instances;
     this.stats = options.statistics;
     this.batching = options.batching;
     this.preserveOrdering = options.preserveOrdering;
@@ -113,6 +115,8 @@ export class SchedulingEngine implements Scheduler {
   drain(): Promise<void> {
     this.draining = true;
     this.dispatch();
+    // Per-request instances bound the requests they still hold open (decoupled models).
+    for (const instance of this.instances) instance.closing?.();
     if (this.pending === 0) return Promise.resolve();
     return new Promise((resolve) => this.drainWaiters.push(resolve));
   }
@@ -333,6 +337,7 @@ export class SchedulingEngine implements Scheduler {
         correlationId: r.correlationId ?? 0,
         flags: r.flags ?? 0,
         parameters: r.parameters ?? {},
+        ...(r.signal !== undefined ? { signal: r.signal } : {}),
         respond: (response) => {
           if (done[i] === true) return;
           const error =

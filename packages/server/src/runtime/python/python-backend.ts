@@ -78,6 +78,10 @@ interface Batch {
   readonly computeInputNs: bigint;
   readonly settle: (timings: ExecutionTimings) => void;
   timer: NodeJS.Timeout | undefined;
+  /** Bounds the requests still open once the model is being unloaded (see `closing`). */
+  closeTimer: NodeJS.Timeout | undefined;
+  /** Removes the requests' cancellation listeners. */
+  readonly detach: (() => void)[];
 }
 
 /** Options of {@link createPythonInstance}. */
@@ -106,6 +110,7 @@ export class PythonModelInstance implements RuntimeModelInstance {
   readonly #batches = new Map<number, Batch>();
   #nextBatch = 0;
   #disposed: Promise<void> | undefined;
+  #closing = false;
   #lastRestart = 0;
 
   private constructor(spec: BackendInstanceSpec, interpreter: string, options: PythonInstanceOptions) {
@@ -271,7 +276,25 @@ export class PythonModelInstance implements RuntimeModelInstance {
         computeInputNs: sentAt - t0,
         settle: resolve,
         timer: undefined,
+        closeTimer: undefined,
+        detach: [],
       };
+      requests.forEach((r, index) => {
+        const signal = r.signal;
+        if (signal === undefined) return;
+        const onAbort = (): void => {
+          if (batch.finished[index] === true || !stub.alive) return;
+          // The stub marks the request cancelled (`is_cancelled()`); the model decides what to do.
+          stub.send({ type: 'cancel', batch: id, request: index });
+        };
+        if (signal.aborted) {
+          batch.detach.push(() => undefined);
+          queueMicrotask(onAbort);
+          return;
+        }
+        signal.addEventListener('abort', onAbort, { once: true });
+        batch.detach.push(() => signal.removeEventListener('abort', onAbort));
+      });
       const timeoutSeconds = this.#settings.executeTimeoutSeconds ?? DEFAULT_EXECUTE_TIMEOUT_SECONDS;
       if (timeoutSeconds > 0) {
         batch.timer = setTimeout(() => {
@@ -290,7 +313,7 @@ export class PythonModelInstance implements RuntimeModelInstance {
       try {
         stub.send({ type: 'execute', batch: id, requests: entries }, payload.chunks);
       } catch (error) {
-        this.#batches.delete(id);
+        this.#release(id, batch);
         this.#failBatch(batch, error instanceof Error ? error.message : String(error));
       }
     });
@@ -301,7 +324,7 @@ export class PythonModelInstance implements RuntimeModelInstance {
     if (this.#stub !== stub && this.#stub !== undefined) return;
     const message = `Failed to process the request(s) for model instance '${this.name}', message: Stub process '${this.name}' is not healthy: ${why}.`;
     for (const [id, batch] of this.#batches) {
-      this.#batches.delete(id);
+      this.#release(id, batch);
       this.#failBatch(batch, message);
     }
     this.#stub = undefined;
@@ -322,6 +345,39 @@ export class PythonModelInstance implements RuntimeModelInstance {
       r.respond({ error, final: true });
     });
     this.#finishExecute(batch, process.hrtime.bigint(), 0n);
+  }
+
+  /** Forgets a batch whose requests all have their final response. */
+  #release(id: number, batch: Batch): void {
+    this.#batches.delete(id);
+    if (batch.closeTimer !== undefined) clearTimeout(batch.closeTimer);
+    for (const detach of batch.detach) detach();
+  }
+
+  /**
+   * Once the model is being unloaded, a request still open after its execution returned (a
+   * decoupled model that has not sent its final flag) gets `stub-timeout-seconds` to finish, then
+   * an error final response, so unloading and shutdown never wait forever. Beyond Triton, whose
+   * unload does not wait for such requests and leaves their clients without a final response.
+   */
+  #boundOpenRequests(id: number, batch: Batch): void {
+    if (!this.#closing || !batch.executeDone || batch.closeTimer !== undefined) return;
+    if (batch.finished.every(Boolean)) return;
+    const seconds = this.#stubTimeoutMs / 1000;
+    batch.closeTimer = setTimeout(() => {
+      if (this.#batches.get(id) !== batch) return;
+      this.#release(id, batch);
+      this.#failBatch(
+        batch,
+        `model instance '${this.name}' is being unloaded and the request did not receive its final response within ${seconds} s (stub-timeout-seconds)`,
+      );
+    }, this.#stubTimeoutMs);
+  }
+
+  /** See {@link RuntimeModelInstance.closing}. */
+  closing(): void {
+    this.#closing = true;
+    for (const [id, batch] of this.#batches) this.#boundOpenRequests(id, batch);
   }
 
   #finishExecute(batch: Batch, doneAt: bigint, outputNs: bigint): void {
@@ -407,24 +463,27 @@ export class PythonModelInstance implements RuntimeModelInstance {
     if (batch === undefined) return;
     const doneAt = process.hrtime.bigint();
     if (typeof h.error === 'string') {
-      this.#batches.delete(h.batch as number);
+      this.#release(h.batch as number, batch);
       this.#failBatch(
         batch,
         `Failed to process the request(s) for model instance '${this.name}', message: ${h.error}`,
       );
       return;
     }
-    const responses = h.responses as Record<string, unknown>[] | undefined;
+    // A null entry: the request is answered through its response sender (Triton allows it for
+    // non-decoupled models too); it finishes with that sender's final flag.
+    const responses = h.responses as (Record<string, unknown> | null)[] | undefined;
     if (responses !== undefined) {
       responses.forEach((entry, i) => {
         const request = batch.requests[i];
-        if (request === undefined || batch.finished[i] === true) return;
+        if (entry === null || request === undefined || batch.finished[i] === true) return;
         batch.finished[i] = true;
         request.respond({ ...this.#response(entry, payload), final: true });
       });
     }
     this.#finishExecute(batch, doneAt, process.hrtime.bigint() - doneAt);
-    if (batch.finished.every(Boolean)) this.#batches.delete(h.batch as number);
+    if (batch.finished.every(Boolean)) this.#release(h.batch as number, batch);
+    else this.#boundOpenRequests(h.batch as number, batch);
   }
 
   #onStreamResponse(h: Frame['header'], payload: Uint8Array): void {
@@ -436,7 +495,7 @@ export class PythonModelInstance implements RuntimeModelInstance {
     if (final) batch.finished[index] = true;
     const hasResponse = h.error !== undefined || h.outputs !== undefined;
     request.respond({ ...(hasResponse ? this.#response(h, payload) : {}), final });
-    if (batch.executeDone && batch.finished.every(Boolean)) this.#batches.delete(h.batch as number);
+    if (batch.executeDone && batch.finished.every(Boolean)) this.#release(h.batch as number, batch);
   }
 
   #onLog(h: Frame['header']): void {
@@ -489,13 +548,32 @@ export class PythonModelInstance implements RuntimeModelInstance {
     }
   }
 
-  /** Runs `finalize` and stops the stub (killed if it does not finish in `stub-timeout-seconds`). */
+  /** Fails every request the instance still holds (it is going away). */
+  #failRemaining(why: string): void {
+    for (const [id, batch] of this.#batches) {
+      this.#release(id, batch);
+      this.#failBatch(
+        batch,
+        `Failed to process the request(s) for model instance '${this.name}', message: ${why}`,
+      );
+    }
+  }
+
+  /**
+   * Runs `finalize` and stops the stub (killed if it does not finish in `stub-timeout-seconds`);
+   * a request still without its final response then gets an error one.
+   */
   dispose(): Promise<void> {
     this.#disposed ??= (async () => {
+      this.#closing = true;
       if (this.#starting !== undefined) await this.#starting;
       const stub = this.#stub;
       this.#stub = undefined;
-      if (stub === undefined || !stub.alive) return;
+      const why = `the model instance was unloaded before the request received its final response`;
+      if (stub === undefined || !stub.alive) {
+        this.#failRemaining(why);
+        return;
+      }
       try {
         const done = stub.waitFor(['finalized'], this.#stubTimeoutMs, `finalize of '${this.name}'`);
         stub.send({ type: 'finalize' });
@@ -509,6 +587,7 @@ export class PythonModelInstance implements RuntimeModelInstance {
         this.#settings.log?.error(error instanceof Error ? error.message : String(error));
       }
       await stub.stop(2000);
+      this.#failRemaining(why);
     })();
     return this.#disposed;
   }
