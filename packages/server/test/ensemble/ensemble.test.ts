@@ -175,7 +175,13 @@ describe('ensembles', () => {
       inputs: [{ name: 'IN', datatype: 'FP32', shape: [1, 4], data: new Float32Array(4) }],
       signal: controller.signal,
     });
-    setTimeout(() => controller.abort(), 10);
+    // Abort once the step is in slow_ident's scheduler (100 ms batcher delay, then a 150 ms
+    // execution), not after a fixed pause a loaded machine can overrun.
+    const scheduler = server.server.models.resolve('slow_ident').scheduler;
+    const deadline = Date.now() + 10_000;
+    while (scheduler.pendingCount < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 1));
+    expect(scheduler.pendingCount).toBeGreaterThanOrEqual(1);
+    controller.abort();
     await expect(pending).rejects.toMatchObject({
       kind: 'CANCELLED',
       message: "in ensemble 'batched', Request was cancelled",
