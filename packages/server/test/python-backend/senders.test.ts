@@ -203,6 +203,27 @@ describe('python backend: response senders, unload bounds, cancellation, bad req
     expect(Date.now() - t0).toBeLessThan(8000);
   });
 
+  it('tells the model when an HTTP client aborts its request', async () => {
+    const before = server.logs.filter((l) => l.includes('py_cancellable: cancelled=True')).length;
+    const controller = new AbortController();
+    const pending = fetch(`${server.url}/v2/models/py_cancellable/infer`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ inputs: [{ name: 'IN', datatype: 'INT32', shape: [1], data: [0] }] }),
+      signal: controller.signal,
+    }).catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const t0 = Date.now();
+    controller.abort();
+    await pending;
+    const count = (): number =>
+      server.logs.filter((l) => l.includes('py_cancellable: cancelled=True')).length;
+    for (let i = 0; i < 100 && count() === before; i++)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(count()).toBe(before + 1);
+    expect(Date.now() - t0).toBeLessThan(5000);
+  });
+
   it('answers a decoupled request that never gets its final flag with an error when the model unloads', async () => {
     const seen: CoreStreamResponse[] = [];
     const done = server.running.server.infer({
@@ -227,5 +248,25 @@ describe('python backend: response senders, unload bounds, cancellation, bad req
     expect(seen[1]?.error?.message).toContain(
       "model instance 'py_never_final_0_0' is being unloaded and the request did not receive its final response within 5 s (stub-timeout-seconds)",
     );
+  }, 20_000);
+});
+
+describe('python backend: shutdown with a decoupled request never finalized', () => {
+  it('closes the server within stub-timeout-seconds and answers the request with an error', async () => {
+    const server = await startPythonServer([neverFinal], { python: { stubTimeoutSeconds: 3 } });
+    const seen: CoreStreamResponse[] = [];
+    const done = server.running.server.infer({
+      modelName: 'py_never_final',
+      inputs: [{ name: 'IN', datatype: 'INT32', shape: [1], data: Int32Array.from([0]) }],
+      onResponse: (r) => seen.push(r),
+    });
+    for (let i = 0; i < 100 && seen.length === 0; i++)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    const t0 = Date.now();
+    await server.close();
+    await done;
+    expect(Date.now() - t0).toBeLessThan(7000);
+    expect(seen.map((r) => r.final)).toEqual([false, true]);
+    expect(seen[1]?.error?.message).toContain('did not receive its final response within 3 s');
   }, 20_000);
 });
