@@ -11,8 +11,23 @@ import type { CompressionAlgorithm } from './protocol/compression.js';
 import type { InferInput } from './protocol/infer-request.js';
 import type { HttpInferHints, NeutralRequestOptions } from './protocol/message.js';
 
-/** A 64-bit unsigned value: `number` when exact, `bigint` beyond `Number.MAX_SAFE_INTEGER`. */
-export type Uint64 = number | bigint;
+import type { Uint64 } from './protocol/statistics.js';
+
+/**
+ * The statistics messages are defined once, in `@tritonserver-ts/client/protocol`, and shared
+ * with the embedded server (which uses them with `bigint` counters); re-exported here with the
+ * client's {@link Uint64} counters.
+ */
+export type {
+  InferBatchStatistics,
+  InferResponseStatistics,
+  InferStatistics,
+  InferenceStatistics,
+  MemoryUsage,
+  ModelStatistics,
+  StatisticDuration,
+  Uint64,
+} from './protocol/statistics.js';
 
 /** `GET v2`. */
 export interface ServerMetadata {
@@ -63,50 +78,6 @@ export interface RepositoryIndexEntry {
   version?: string;
   state?: string;
   reason?: string;
-}
-
-/** A cumulative `{count, ns}` pair. */
-export interface StatisticDuration {
-  count: Uint64;
-  ns: Uint64;
-}
-
-/** Per-model request statistics. */
-export interface InferStatistics {
-  success: StatisticDuration;
-  fail: StatisticDuration;
-  queue: StatisticDuration;
-  compute_input: StatisticDuration;
-  compute_infer: StatisticDuration;
-  compute_output: StatisticDuration;
-  cache_hit: StatisticDuration;
-  cache_miss: StatisticDuration;
-}
-
-/** Statistics of one batch size. */
-export interface InferBatchStatistics {
-  batch_size: Uint64;
-  compute_input: StatisticDuration;
-  compute_infer: StatisticDuration;
-  compute_output: StatisticDuration;
-}
-
-/** Statistics of one model version. */
-export interface ModelStatistics {
-  name: string;
-  version: string;
-  last_inference: Uint64;
-  inference_count: Uint64;
-  execution_count: Uint64;
-  inference_stats: InferStatistics;
-  batch_stats: InferBatchStatistics[];
-  memory_usage?: { type: string; id: Uint64; byte_size: Uint64 }[];
-  response_stats?: Record<string, Record<string, StatisticDuration>>;
-}
-
-/** `GET v2/models[/{m}[/versions/{v}]]/stats`. */
-export interface InferenceStatistics {
-  model_stats: ModelStatistics[];
 }
 
 /** Trace settings as the server reports them (values are strings; `trace_level` a list). */

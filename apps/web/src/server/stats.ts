@@ -3,6 +3,7 @@ import { env } from '../env';
 import type { DurationStat, Health, ModelStats } from '../lib/types';
 import { GatewayError, toGatewayError } from './errors';
 import type {
+  InferBatchStatistics,
   InferenceStatistics,
   InferStatistics,
   StatisticDuration,
@@ -19,12 +20,16 @@ const dur = (v: StatisticDuration | undefined): DurationStat => ({
   ms: n(v?.ns) / 1e6,
 });
 
+/** `Array.isArray` that keeps a readonly list's element type. */
+const isList = (v: unknown): v is readonly unknown[] => Array.isArray(v);
+
 /** The client's statistics (the same over HTTP and gRPC) → the numbers the stats page charts. */
 export function normalizeModelStats(raw: InferenceStatistics): ModelStats | undefined {
-  const s = Array.isArray(raw.model_stats) ? raw.model_stats[0] : undefined;
+  const s = isList(raw.model_stats) ? raw.model_stats[0] : undefined;
   if (!s) return undefined;
   const inf: Partial<InferStatistics> = s.inference_stats ?? {};
-  const batches = (s.batch_stats ?? [])
+  const batchStats: readonly InferBatchStatistics[] = s.batch_stats ?? [];
+  const batches = batchStats
     .map((b) => {
       const ci = dur(b.compute_infer);
       return { batchSize: n(b.batch_size), count: ci.count, computeInferMs: ci.ms };

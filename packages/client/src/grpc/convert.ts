@@ -6,6 +6,7 @@
 import { toJson } from '@bufbuild/protobuf';
 import type {
   CudaSharedMemoryRegion,
+  InferResponseStatistics,
   InferenceStatistics,
   LogSettings,
   ModelConfig,
@@ -129,7 +130,7 @@ function duration(d: StatisticDuration | undefined): StatisticDurationJson {
 
 function modelStatistics(s: ModelStatistics): ModelStatisticsJson {
   const i = s.inferenceStats;
-  const responseStats: Record<string, Record<string, StatisticDurationJson>> = {};
+  const responseStats: Record<string, InferResponseStatistics> = {};
   for (const [key, r] of Object.entries(s.responseStats)) {
     responseStats[key] = {
       compute_infer: duration(r.computeInfer),

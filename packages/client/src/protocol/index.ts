@@ -18,3 +18,4 @@ export * from './infer-response.js';
 export * from './compression.js';
 export * from './classification.js';
 export * from './message.js';
+export * from './statistics.js';
