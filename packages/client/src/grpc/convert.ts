@@ -20,6 +20,7 @@ import type {
   TraceSettingsUpdate,
 } from '../api-types.js';
 import { TritonInvalidArgumentError } from '../errors.js';
+import { INT64_AS_NUMBER_PATHS } from '../protocol/config-int64.js';
 import {
   LogSettingsRequest_SettingValueSchema,
   ModelConfigSchema,
@@ -60,25 +61,8 @@ export function modelMetadataFromGrpc(m: ModelMetadataResponse): ModelMetadata {
   };
 }
 
-/**
- * int64 fields Triton's HTTP config JSON prints as numbers (every other 64-bit field is a string,
- * as in protobuf's JSON mapping). `*` is any list item or map value.
- */
-const CONFIG_NUMBER_PATHS: readonly (readonly string[])[] = [
-  'input.*.dims',
-  'input.*.reshape.shape',
-  'output.*.dims',
-  'output.*.reshape.shape',
-  'version_policy.specific.versions',
-  'dynamic_batching.max_queue_delay_microseconds',
-  'dynamic_batching.default_queue_policy.default_timeout_microseconds',
-  'dynamic_batching.priority_queue_policy.*.default_timeout_microseconds',
-  'sequence_batching.max_sequence_idle_microseconds',
-  'sequence_batching.direct.max_queue_delay_microseconds',
-  'sequence_batching.oldest.max_queue_delay_microseconds',
-  'ensemble_scheduling.step.*.model_version',
-  'model_warmup.*.inputs.*.dims',
-].map((p) => p.split('.'));
+/** {@link INT64_AS_NUMBER_PATHS} split into their keys. */
+const CONFIG_NUMBER_PATHS: readonly (readonly string[])[] = INT64_AS_NUMBER_PATHS.map((p) => p.split('.'));
 
 function toNumber(value: unknown): unknown {
   if (typeof value === 'string' && /^-?\d+$/.test(value)) {

@@ -18,4 +18,5 @@ export * from './infer-response.js';
 export * from './compression.js';
 export * from './classification.js';
 export * from './message.js';
+export * from './config-int64.js';
 export * from './statistics.js';

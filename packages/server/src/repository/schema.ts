@@ -432,20 +432,7 @@ export function enumDescriptor(schema: Schema, name: string): EnumDescriptor {
 
 /**
  * JSON paths of the 64-bit fields Triton prints as JSON numbers instead of protobuf's strings
- * (protocol.md §2.11). `*` matches any map key or array index.
+ * (protocol.md §2.11); one list with the client's gRPC config conversion. `*` matches any map key
+ * or array index.
  */
-export const INT64_AS_NUMBER_PATHS: readonly string[] = [
-  'input.*.dims',
-  'input.*.reshape.shape',
-  'output.*.dims',
-  'output.*.reshape.shape',
-  'version_policy.specific.versions',
-  'dynamic_batching.max_queue_delay_microseconds',
-  'dynamic_batching.default_queue_policy.default_timeout_microseconds',
-  'dynamic_batching.priority_queue_policy.*.default_timeout_microseconds',
-  'sequence_batching.max_sequence_idle_microseconds',
-  'sequence_batching.direct.max_queue_delay_microseconds',
-  'sequence_batching.oldest.max_queue_delay_microseconds',
-  'ensemble_scheduling.step.*.model_version',
-  'model_warmup.*.inputs.*.dims',
-];
+export { INT64_AS_NUMBER_PATHS } from '@tritonserver-ts/client/protocol';
