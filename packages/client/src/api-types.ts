@@ -11,6 +11,12 @@ import type { CompressionAlgorithm } from './protocol/compression.js';
 import type { InferInput } from './protocol/infer-request.js';
 import type { HttpInferHints, NeutralRequestOptions } from './protocol/message.js';
 
+import type {
+  ModelInput,
+  ModelOutput,
+  ReceivedModelConfig,
+  ReceivedModelTensor,
+} from './protocol/model-config.js';
 import type { Uint64 } from './protocol/statistics.js';
 
 /**
@@ -52,25 +58,15 @@ export interface ModelMetadata {
   outputs: TensorMetadata[];
 }
 
-/** An input or output of a model configuration. */
-export interface ModelConfigTensor {
-  name: string;
-  data_type: string;
-  dims: (number | string)[];
-  [field: string]: unknown;
-}
+/**
+ * `GET …/config` (gRPC `ModelConfig` converted to the same JSON): the shared typed
+ * `inference.ModelConfig` of `@tritonserver-ts/client/protocol` as received — proto field names,
+ * every field but `name` optional, the int64 fields Triton's JSON prints as strings as strings.
+ */
+export type ModelConfig = ReceivedModelConfig;
 
-/** `GET …/config`: the `ModelConfig` protobuf as JSON with proto field names. */
-export interface ModelConfig {
-  name: string;
-  platform?: string;
-  backend?: string;
-  max_batch_size?: number;
-  input?: ModelConfigTensor[];
-  output?: ModelConfigTensor[];
-  parameters?: Record<string, { string_value: string }>;
-  [field: string]: unknown;
-}
+/** An input or output of a received model configuration. */
+export type ModelConfigTensor = ReceivedModelTensor<ModelInput> | ReceivedModelTensor<ModelOutput>;
 
 /** One entry of `POST v2/repository/index`. */
 export interface RepositoryIndexEntry {

@@ -20,3 +20,4 @@ export * from './classification.js';
 export * from './message.js';
 export * from './config-int64.js';
 export * from './statistics.js';
+export * from './model-config.js';
