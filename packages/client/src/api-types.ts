@@ -17,6 +17,7 @@ import type {
   ReceivedModelConfig,
   ReceivedModelTensor,
 } from './protocol/model-config.js';
+import type { ReceivedLogSettings, ReceivedTraceSettings } from './protocol/settings.js';
 import type { Uint64 } from './protocol/statistics.js';
 
 /**
@@ -76,22 +77,21 @@ export interface RepositoryIndexEntry {
   reason?: string;
 }
 
-/** Trace settings as the server reports them (values are strings; `trace_level` a list). */
-export type TraceSettings = Record<string, string | string[]>;
+/**
+ * Trace settings as the server reports them: the shared message of `@tritonserver-ts/client/protocol`
+ * as received (values are strings, `trace_level` a list; fields optional, unknown keys kept).
+ */
+export type TraceSettings = ReceivedTraceSettings;
 
-/** A trace settings update: `null` clears a setting back to the global value. */
-export type TraceSettingsUpdate = Record<string, string | number | readonly string[] | null>;
+/** A trace settings update: a value to set, `null` clears a setting back to the global value. */
+export type { TraceSettingsUpdate } from './protocol/settings.js';
 
-/** Log settings (`log_file`, `log_info`, `log_warning`, `log_error`, `log_verbose_level`, `log_format`). */
-export interface LogSettings {
-  log_file?: string;
-  log_info?: boolean;
-  log_warning?: boolean;
-  log_error?: boolean;
-  log_verbose_level?: number;
-  log_format?: string;
-  [setting: string]: string | number | boolean | undefined;
-}
+/**
+ * Log settings (`log_file`, `log_info`, `log_warning`, `log_error`, `log_verbose_level`,
+ * `log_format`) as received, and as sent in an update: the shared message of
+ * `@tritonserver-ts/client/protocol`, fields optional, unknown keys kept.
+ */
+export type LogSettings = ReceivedLogSettings;
 
 /** One registered system shared-memory region. */
 export interface SystemSharedMemoryRegion {

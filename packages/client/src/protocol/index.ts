@@ -21,3 +21,4 @@ export * from './message.js';
 export * from './config-int64.js';
 export * from './statistics.js';
 export * from './model-config.js';
+export * from './settings.js';

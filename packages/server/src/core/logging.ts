@@ -9,17 +9,12 @@
  */
 import { appendFileSync } from 'node:fs';
 
+import type { LogSettings, LogSettingsUpdate } from '@tritonserver-ts/client/protocol';
+
 import type { ServerError } from './errors.js';
 
-/** Triton's log settings object. */
-export interface LogSettings {
-  log_file: string;
-  log_info: boolean;
-  log_warning: boolean;
-  log_error: boolean;
-  log_verbose_level: number;
-  log_format: 'default' | 'ISO8601';
-}
+/** Triton's log settings object and its update: the shared messages (`protocol/settings.ts`). */
+export type { LogSettings, LogSettingsUpdate } from '@tritonserver-ts/client/protocol';
 
 /** Default settings, as tritonserver starts without logging flags. */
 export const DEFAULT_LOG_SETTINGS: Readonly<LogSettings> = {
@@ -30,18 +25,6 @@ export const DEFAULT_LOG_SETTINGS: Readonly<LogSettings> = {
   log_verbose_level: 0,
   log_format: 'default',
 };
-
-/**
- * A log settings update (HTTP `POST v2/logging`, gRPC `LogSettings`), as each wire's converter reads
- * it: a value to set, absent to keep. `log_verbose_level` is already Triton's int32 level.
- */
-export interface LogSettingsUpdate {
-  readonly log_info?: boolean;
-  readonly log_warning?: boolean;
-  readonly log_error?: boolean;
-  readonly log_verbose_level?: number;
-  readonly log_format?: 'default' | 'ISO8601';
-}
 
 /**
  * What a wire's converter read from a log settings request. Triton applies each setting as it

@@ -9,19 +9,12 @@
  * file only.
  * @packageDocumentation
  */
-import { stringifyJson } from '@tritonserver-ts/client/protocol';
+import { stringifyJson, type TraceSettings } from '@tritonserver-ts/client/protocol';
 
 import { invalidArg, unsupported, type ServerError } from './errors.js';
 
-/** The trace settings object as Triton returns it (values are strings, `trace_level` a list). */
-export interface TraceSettings {
-  trace_level: string[];
-  trace_rate: string;
-  trace_count: string;
-  log_frequency: string;
-  trace_file: string;
-  trace_mode: string;
-}
+/** The trace settings object as Triton returns it: the shared message (`protocol/settings.ts`). */
+export type { TraceSettings } from '@tritonserver-ts/client/protocol';
 
 /** tritonserver's defaults (tracing off). */
 export const DEFAULT_TRACE_SETTINGS: Readonly<TraceSettings> = {
@@ -52,7 +45,9 @@ export interface TraceValues {
 /**
  * A trace settings update (HTTP `POST v2[/models/{m}]/trace/setting`, gRPC `TraceSetting`), as each
  * wire's converter reads it: a value to set, `null` to fall back (a model's setting to the global
- * one, the global one to its startup value), absent to keep.
+ * one, the global one to its startup value), absent to keep. Not a wire message: the values are
+ * already parsed (the message a client sends is the protocol's `TraceSettingsUpdate`, text keyed by
+ * Triton's setting names).
  */
 export interface TraceSettingsUpdate {
   level?: TraceLevel | null;
