@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { faultPythonModel, finalizePythonModel } from '../../src/testing/index.js';
-import { inferJson, outputData, startPythonServer, type PythonTestServer } from './helpers.js';
+import { alive, inferJson, outputData, startPythonServer, type PythonTestServer } from './helpers.js';
 
 const int = (v: number) => ({ inputs: [{ name: 'INPUT0', datatype: 'INT32', shape: [1], data: [v] }] });
 
@@ -12,15 +12,6 @@ const int = (v: number) => ({ inputs: [{ name: 'INPUT0', datatype: 'INT32', shap
 async function gone(pid: number): Promise<boolean> {
   for (let i = 0; i < 40 && alive(pid); i++) await new Promise((r) => setTimeout(r, 50));
   return !alive(pid);
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 async function stubPid(url: string): Promise<number> {

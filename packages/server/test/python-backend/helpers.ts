@@ -71,3 +71,13 @@ export function outputData(body: Record<string, unknown>, name: string): unknown
   const outputs = body.outputs as { name: string; data: unknown[] }[] | undefined;
   return outputs?.find((o) => o.name === name)?.data;
 }
+
+/** Whether process `pid` exists (signal 0 probes without killing). */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -8,18 +8,9 @@ import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
 
 import { faultPythonModel, writePythonModels } from '../../src/testing/index.js';
-import { PYTHON, inferJson, outputData } from './helpers.js';
+import { PYTHON, alive, inferJson, outputData } from './helpers.js';
 
 const cli = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 it('a stub exits by itself when the server process is killed (end of file on its pipe)', async () => {
   if (!existsSync(cli)) throw new Error(`build the package first (${cli} is missing)`);
