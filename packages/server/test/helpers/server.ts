@@ -31,12 +31,23 @@ export async function makeRepository(only?: readonly string[]): Promise<string> 
   return dir;
 }
 
-/** Starts a server on a free port over a fresh test repository. */
-export async function startTestServer(
-  options: Partial<StartServerOptions> & { only?: readonly string[] } = {},
-): Promise<TestServer> {
-  const { only, ...rest } = options;
-  const repository = await makeRepository(only);
+/** Options of {@link startTestServer} beyond the server's own. */
+export interface TestServerOptions extends Partial<StartServerOptions> {
+  /** Only these generated test models (default: all of them); ignored when `fill` is given. */
+  readonly only?: readonly string[];
+  /** Fills the fresh repository directory instead of writing the generated test models. */
+  readonly fill?: (repository: string) => Promise<void>;
+}
+
+/** Starts a server on a free port over a fresh test repository (removed again by `close`). */
+export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
+  const { only, fill, ...rest } = options;
+  let repository: string;
+  if (fill === undefined) repository = await makeRepository(only);
+  else {
+    repository = await mkdtemp(join(tmpdir(), 'tritonserver-ts-test-'));
+    await fill(repository);
+  }
   const logs: string[] = [];
   const running = await startServer({
     modelRepositories: [repository],

@@ -3,39 +3,16 @@
  * Python tokenizer in a /usr/bin/python3 stub, the ONNX classifier in onnxruntime, the ensemble
  * between them; every answer checked against values computed in TypeScript.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { startServer } from '../../src/index.js';
-import { get, infer, type TestServer } from '../helpers/server.js';
+import { get, infer, startTestServer, type TestServer } from '../helpers/server.js';
 import { PYTHON } from '../python-backend/helpers.js';
 import { CLASSES, SEQUENCE_LENGTH, expectedPipeline, writeTextPipeline } from './text-pipeline.js';
 
 let server: TestServer;
 
 beforeAll(async () => {
-  const repository = await mkdtemp(join(tmpdir(), 'text-pipeline-'));
-  await writeTextPipeline(repository);
-  const logs: string[] = [];
-  const running = await startServer({
-    modelRepositories: [repository],
-    httpPort: 0,
-    logSink: (line) => logs.push(line),
-    python: { interpreter: PYTHON },
-  });
-  server = {
-    running,
-    url: running.url,
-    repository,
-    logs,
-    async close() {
-      await running.close();
-      await rm(repository, { recursive: true, force: true });
-    },
-  };
+  server = await startTestServer({ fill: writeTextPipeline, python: { interpreter: PYTHON } });
 }, 60_000);
 
 afterAll(async () => {

@@ -2,26 +2,18 @@
  * A real server over a temp repository of generated Python models (plus the ONNX identity model
  * for BLS), run with `/usr/bin/python3` (the interpreter with numpy on the test machines).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-
-import { startServer, type RunningServer, type StartServerOptions } from '../../src/index.js';
+import type { StartServerOptions } from '../../src/index.js';
 import {
   writePythonModels,
   writeTestModelRepository,
   type GeneratedPythonModel,
 } from '../../src/testing/index.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
 
 export const PYTHON = '/usr/bin/python3';
 
-export interface PythonTestServer {
-  readonly running: RunningServer;
-  readonly url: string;
-  readonly repository: string;
-  readonly logs: string[];
-  close(): Promise<void>;
-}
+/** A running test server over generated Python models. */
+export type PythonTestServer = TestServer;
 
 /** Starts a server on port 0 over `models` (+ `onnx` test models), Python settings merged in. */
 export async function startPythonServer(
@@ -29,27 +21,14 @@ export async function startPythonServer(
   options: Partial<StartServerOptions> & { onnx?: readonly string[] } = {},
 ): Promise<PythonTestServer> {
   const { onnx, python, ...rest } = options;
-  const repository = await mkdtemp(join(tmpdir(), 'tritonserver-ts-python-'));
-  if (onnx !== undefined && onnx.length > 0) await writeTestModelRepository(repository, { only: onnx });
-  await writePythonModels(repository, models);
-  const logs: string[] = [];
-  const running = await startServer({
-    modelRepositories: [repository],
-    httpPort: 0,
-    logSink: (line) => logs.push(line),
-    python: { interpreter: PYTHON, ...python },
+  return startTestServer({
     ...rest,
-  });
-  return {
-    running,
-    url: running.url,
-    repository,
-    logs,
-    async close() {
-      await running.close();
-      await rm(repository, { recursive: true, force: true });
+    python: { interpreter: PYTHON, ...python },
+    fill: async (repository) => {
+      if (onnx !== undefined && onnx.length > 0) await writeTestModelRepository(repository, { only: onnx });
+      await writePythonModels(repository, models);
     },
-  };
+  });
 }
 
 /** POSTs a JSON inference request; returns the status and parsed body. */
