@@ -5,7 +5,7 @@
  * startStream / asyncStreamInfer / stopStream, and cancellation of a stream mid-request.
  */
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,46 +19,6 @@ import type { InferInput } from '../../src/protocol/infer-request.js';
 const serverModule = '@tritonserver-ts/server';
 const testingModule = '@tritonserver-ts/server/testing';
 
-interface GeneratedModel {
-  readonly name: string;
-  readonly files: Readonly<Record<string, string>>;
-}
-
-/** `py_slow`: decoupled, IN = n → n responses OUT = i, one every 100 ms, then the final flag. */
-const slowModel: GeneratedModel = {
-  name: 'py_slow',
-  files: {
-    'config.pbtxt': `name: "py_slow"
-backend: "python"
-max_batch_size: 0
-model_transaction_policy { decoupled: true }
-input [ { name: "IN" data_type: TYPE_INT32 dims: [ 1 ] } ]
-output [ { name: "OUT" data_type: TYPE_INT32 dims: [ 1 ] } ]
-`,
-    '1/model.py': `import threading
-import time
-
-import numpy as np
-import triton_python_backend_utils as pb_utils
-
-
-def respond(sender, n):
-    for i in range(n):
-        time.sleep(0.1)
-        sender.send(pb_utils.InferenceResponse(output_tensors=[pb_utils.Tensor("OUT", np.array([i], dtype=np.int32))]))
-    sender.send(flags=pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL)
-
-
-class TritonPythonModel:
-    def execute(self, requests):
-        for request in requests:
-            n = int(pb_utils.get_input_tensor_by_name(request, "IN").as_numpy()[0])
-            threading.Thread(target=respond, args=(request.get_response_sender(), n)).start()
-        return None
-`,
-  },
-};
-
 let repo: string;
 let server: { readonly grpcUrl: string; close(): Promise<void> };
 let client: TritonClient & { readonly transport: GrpcTransport };
@@ -67,16 +27,16 @@ beforeAll(async () => {
   const { startServer } = (await import(serverModule)) as {
     startServer: (options: Record<string, unknown>) => Promise<typeof server>;
   };
-  const { decoupledPythonModel } = (await import(testingModule)) as {
-    decoupledPythonModel: () => GeneratedModel;
+  const { decoupledPythonModel, writePythonModels } = (await import(testingModule)) as {
+    decoupledPythonModel: (name?: string, options?: { responseDelaySeconds?: number }) => unknown;
+    writePythonModels: (repository: string, models: readonly unknown[]) => Promise<void>;
   };
   repo = await mkdtemp(join(tmpdir(), 'client-decoupled-'));
-  for (const model of [decoupledPythonModel(), slowModel]) {
-    for (const [path, content] of Object.entries(model.files)) {
-      await mkdir(join(repo, model.name, path, '..'), { recursive: true });
-      await writeFile(join(repo, model.name, path), content);
-    }
-  }
+  // `py_slow`: IN = n → n responses OUT = i, one every 100 ms, then the final flag.
+  await writePythonModels(repo, [
+    decoupledPythonModel(),
+    decoupledPythonModel('py_slow', { responseDelaySeconds: 0.1 }),
+  ]);
   server = await startServer({
     modelRepositories: [repo],
     httpPort: 0,

@@ -192,13 +192,43 @@ class TritonPythonModel:
   );
 }
 
+/** Variants of {@link decoupledPythonModel}. */
+export interface DecoupledPythonModelOptions {
+  /** Seconds the model waits before sending each response (default: none). */
+  readonly responseDelaySeconds?: number;
+  /**
+   * An n that makes the model send one response (OUT = 0), wait 0.2 s and then kill its own stub
+   * process (`os._exit(3)`): a crash in the middle of a request (default: none).
+   */
+  readonly crashOn?: number;
+}
+
 /**
  * A decoupled model (`model_transaction_policy { decoupled: true }`): INT32 IN [1] = n → n responses,
  * response i carrying OUT (INT32 [1]) = i, sent from a thread after execute returned, then a final
  * flag without a response. n = -1 sends one error response (INVALID_ARG "n must be >= 0") and the
- * final flag with it; n = 0 sends only the final flag.
+ * final flag with it; n = 0 sends only the final flag. `options` paces the responses or makes one
+ * n crash the stub.
  */
-export function decoupledPythonModel(name = 'py_decoupled'): GeneratedPythonModel {
+export function decoupledPythonModel(
+  name = 'py_decoupled',
+  options: DecoupledPythonModelOptions = {},
+): GeneratedPythonModel {
+  const { responseDelaySeconds, crashOn } = options;
+  const imports = [
+    ...(crashOn === undefined ? [] : ['import os']),
+    'import threading',
+    ...(crashOn === undefined && responseDelaySeconds === undefined ? [] : ['import time']),
+  ].join('\n');
+  const crash =
+    crashOn === undefined
+      ? ''
+      : `    if n == ${crashOn}:
+        sender.send(pb_utils.InferenceResponse(output_tensors=[pb_utils.Tensor("OUT", np.array([0], dtype=np.int32))]))
+        time.sleep(0.2)
+        os._exit(3)
+`;
+  const delay = responseDelaySeconds === undefined ? '' : `        time.sleep(${responseDelaySeconds})\n`;
   return model(
     name,
     `name: "${name}"
@@ -209,7 +239,7 @@ input [ { name: "IN" data_type: TYPE_INT32 dims: [ 1 ] } ]
 output [ { name: "OUT" data_type: TYPE_INT32 dims: [ 1 ] } ]
 instance_group [ { kind: KIND_CPU count: 1 } ]
 `,
-    `import threading
+    `${imports}
 
 import numpy as np
 import triton_python_backend_utils as pb_utils
@@ -220,8 +250,8 @@ def respond(sender, n):
         error = pb_utils.TritonError("n must be >= 0", pb_utils.TritonError.INVALID_ARG)
         sender.send(pb_utils.InferenceResponse(error=error), flags=pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL)
         return
-    for i in range(n):
-        out = pb_utils.Tensor("OUT", np.array([i], dtype=np.int32))
+${crash}    for i in range(n):
+${delay}        out = pb_utils.Tensor("OUT", np.array([i], dtype=np.int32))
         sender.send(pb_utils.InferenceResponse(output_tensors=[out]))
     sender.send(flags=pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL)
 

@@ -10,7 +10,7 @@ import { Metadata, status as GrpcStatus, type ClientDuplexStream, type ServiceEr
 import type { ModelStreamInferResponse } from '@tritonserver-ts/client/protocol/grpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { decoupledPythonModel, type GeneratedPythonModel } from '../../src/testing/index.js';
+import { decoupledPythonModel } from '../../src/testing/index.js';
 import { inferJson, startPythonServer, type PythonTestServer } from '../python-backend/helpers.js';
 import {
   GrpcTestClient,
@@ -26,45 +26,7 @@ import {
  * `py_paced`: decoupled, INT32 IN [1] = n → n responses OUT = i, one every 60 ms, then the final
  * flag alone; n = 99 sends one response and then kills its stub process (a crash mid-request).
  */
-const pacedModel: GeneratedPythonModel = {
-  name: 'py_paced',
-  files: {
-    'config.pbtxt': `name: "py_paced"
-backend: "python"
-max_batch_size: 0
-model_transaction_policy { decoupled: true }
-input [ { name: "IN" data_type: TYPE_INT32 dims: [ 1 ] } ]
-output [ { name: "OUT" data_type: TYPE_INT32 dims: [ 1 ] } ]
-instance_group [ { kind: KIND_CPU count: 1 } ]
-`,
-    '1/model.py': `import os
-import threading
-import time
-
-import numpy as np
-import triton_python_backend_utils as pb_utils
-
-
-def respond(sender, n):
-    if n == 99:
-        sender.send(pb_utils.InferenceResponse(output_tensors=[pb_utils.Tensor("OUT", np.array([0], dtype=np.int32))]))
-        time.sleep(0.2)
-        os._exit(3)
-    for i in range(n):
-        time.sleep(0.06)
-        sender.send(pb_utils.InferenceResponse(output_tensors=[pb_utils.Tensor("OUT", np.array([i], dtype=np.int32))]))
-    sender.send(flags=pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL)
-
-
-class TritonPythonModel:
-    def execute(self, requests):
-        for request in requests:
-            n = int(pb_utils.get_input_tensor_by_name(request, "IN").as_numpy()[0])
-            threading.Thread(target=respond, args=(request.get_response_sender(), n)).start()
-        return None
-`,
-  },
-};
+const pacedModel = decoupledPythonModel('py_paced', { responseDelaySeconds: 0.06, crashOn: 99 });
 
 let server: PythonTestServer;
 let client: GrpcTestClient;
