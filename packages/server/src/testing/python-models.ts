@@ -38,6 +38,58 @@ function model(name: string, config: string | undefined, py: string): GeneratedP
   };
 }
 
+/** One tensor of a generated config.pbtxt: name, data type (without `TYPE_`) and dims. */
+type Tensor = readonly [name: string, type: string, dims: string];
+
+/** What {@link pythonModel} needs: the config's variable parts and the model.py's own code. */
+interface PythonModelSpec {
+  readonly maxBatchSize?: number;
+  readonly decoupled?: boolean;
+  readonly inputs: readonly Tensor[];
+  readonly outputs: readonly Tensor[];
+  /** config.pbtxt lines after the instance group (each ending in a newline). */
+  readonly extraConfig?: string;
+  /** Standard-library modules imported before numpy and pb_utils. */
+  readonly imports?: readonly string[];
+  /** Whether model.py imports numpy as np (default true). */
+  readonly numpy?: boolean;
+  /** Module-level code between the imports and the class. */
+  readonly prelude?: string;
+  /** The body of `class TritonPythonModel:` (its methods, indented four spaces). */
+  readonly methods: string;
+}
+
+function tensors(kind: 'input' | 'output', list: readonly Tensor[]): string {
+  const lines = list.map(
+    ([name, type, dims]) => `{ name: "${name}" data_type: TYPE_${type} dims: [ ${dims} ] }`,
+  );
+  return lines.length === 1 ? `${kind} [ ${lines[0]} ]\n` : `${kind} [\n  ${lines.join(',\n  ')}\n]\n`;
+}
+
+/** A python-backend config.pbtxt with one CPU instance. */
+function pythonConfig(name: string, spec: Omit<PythonModelSpec, 'methods'>): string {
+  return (
+    `name: "${name}"\nbackend: "python"\nmax_batch_size: ${spec.maxBatchSize ?? 0}\n` +
+    (spec.decoupled === true ? 'model_transaction_policy { decoupled: true }\n' : '') +
+    tensors('input', spec.inputs) +
+    tensors('output', spec.outputs) +
+    'instance_group [ { kind: KIND_CPU count: 1 } ]\n' +
+    (spec.extraConfig ?? '')
+  );
+}
+
+/** A generated Python model: config.pbtxt plus a model.py with the usual imports and class. */
+function pythonModel(name: string, spec: PythonModelSpec): GeneratedPythonModel {
+  const stdlib = spec.imports ?? [];
+  const source =
+    (stdlib.length > 0 ? `${stdlib.map((m) => `import ${m}`).join('\n')}\n\n` : '') +
+    (spec.numpy === false ? '' : 'import numpy as np\n') +
+    'import triton_python_backend_utils as pb_utils\n\n\n' +
+    (spec.prelude === undefined ? '' : `${spec.prelude}\n\n`) +
+    `class TritonPythonModel:\n${spec.methods}`;
+  return model(name, pythonConfig(name, spec), source);
+}
+
 /**
  * `name`: FP32 INPUT0, INPUT1 [4] → OUTPUT0 = sum, OUTPUT1 = difference (max_batch_size 0). Its
  * `initialize` logs `<name> initialized (<instance kind> <instance name>)` through `pb_utils.Logger`
@@ -46,30 +98,18 @@ function model(name: string, config: string | undefined, py: string): GeneratedP
  * ("<id>|<correlation id>|<flags>|<parameters>").
  */
 export function addSubPythonModel(name = 'py_add'): GeneratedPythonModel {
-  return model(
-    name,
-    `name: "${name}"
-backend: "python"
-max_batch_size: 0
-input [
-  { name: "INPUT0" data_type: TYPE_FP32 dims: [ 4 ] },
-  { name: "INPUT1" data_type: TYPE_FP32 dims: [ 4 ] }
-]
-output [
-  { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 4 ] },
-  { name: "OUTPUT1" data_type: TYPE_FP32 dims: [ 4 ] },
-  { name: "INFO" data_type: TYPE_STRING dims: [ 1 ] }
-]
-instance_group [ { kind: KIND_CPU count: 1 } ]
-`,
-    `import json
-
-import numpy as np
-import triton_python_backend_utils as pb_utils
-
-
-class TritonPythonModel:
-    def initialize(self, args):
+  return pythonModel(name, {
+    inputs: [
+      ['INPUT0', 'FP32', '4'],
+      ['INPUT1', 'FP32', '4'],
+    ],
+    outputs: [
+      ['OUTPUT0', 'FP32', '4'],
+      ['OUTPUT1', 'FP32', '4'],
+      ['INFO', 'STRING', '1'],
+    ],
+    imports: ['json'],
+    methods: `    def initialize(self, args):
         self.config = json.loads(args["model_config"])
         print("args keys: " + ",".join(sorted(args.keys())), flush=True)
         pb_utils.Logger.log_info(
@@ -93,7 +133,7 @@ class TritonPythonModel:
             responses.append(pb_utils.InferenceResponse(output_tensors=outputs))
         return responses
 `,
-  );
+  });
 }
 
 /**
@@ -104,25 +144,15 @@ class TritonPythonModel:
  * config does not declare); 8 answers an undeclared output; 9 returns one response too few.
  */
 export function batchingPythonModel(name = 'py_batch'): GeneratedPythonModel {
-  return model(
-    name,
-    `name: "${name}"
-backend: "python"
-max_batch_size: 8
-input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ 1 ] } ]
-output [
-  { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 1 ] },
-  { name: "REQUESTS" data_type: TYPE_INT32 dims: [ 1 ] }
-]
-instance_group [ { kind: KIND_CPU count: 1 } ]
-dynamic_batching { max_queue_delay_microseconds: 300000 }
-`,
-    `import numpy as np
-import triton_python_backend_utils as pb_utils
-
-
-class TritonPythonModel:
-    def execute(self, requests):
+  return pythonModel(name, {
+    maxBatchSize: 8,
+    inputs: [['INPUT0', 'FP32', '1']],
+    outputs: [
+      ['OUTPUT0', 'FP32', '1'],
+      ['REQUESTS', 'INT32', '1'],
+    ],
+    extraConfig: 'dynamic_batching { max_queue_delay_microseconds: 300000 }\n',
+    methods: `    def execute(self, requests):
         values = [pb_utils.get_input_tensor_by_name(r, "INPUT0").as_numpy() for r in requests]
         if any((v == 999).any() for v in values):
             raise ValueError("execute refused input 999")
@@ -151,7 +181,7 @@ class TritonPythonModel:
             responses = responses[:-1]
         return responses
 `,
-  );
+  });
 }
 
 /**
@@ -159,24 +189,11 @@ class TritonPythonModel:
  * the stub exit (`os._exit(3)`) inside execute; 2 makes execute sleep for 60 s (a hang).
  */
 export function faultPythonModel(name = 'py_fault'): GeneratedPythonModel {
-  return model(
-    name,
-    `name: "${name}"
-backend: "python"
-max_batch_size: 0
-input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ 1 ] } ]
-output [ { name: "PID" data_type: TYPE_INT32 dims: [ 1 ] } ]
-instance_group [ { kind: KIND_CPU count: 1 } ]
-`,
-    `import os
-import time
-
-import numpy as np
-import triton_python_backend_utils as pb_utils
-
-
-class TritonPythonModel:
-    def execute(self, requests):
+  return pythonModel(name, {
+    inputs: [['INPUT0', 'INT32', '1']],
+    outputs: [['PID', 'INT32', '1']],
+    imports: ['os', 'time'],
+    methods: `    def execute(self, requests):
         responses = []
         for request in requests:
             x = int(pb_utils.get_input_tensor_by_name(request, "INPUT0").as_numpy()[0])
@@ -189,7 +206,7 @@ class TritonPythonModel:
             )
         return responses
 `,
-  );
+  });
 }
 
 /** Variants of {@link decoupledPythonModel}. */
@@ -216,10 +233,10 @@ export function decoupledPythonModel(
 ): GeneratedPythonModel {
   const { responseDelaySeconds, crashOn } = options;
   const imports = [
-    ...(crashOn === undefined ? [] : ['import os']),
-    'import threading',
-    ...(crashOn === undefined && responseDelaySeconds === undefined ? [] : ['import time']),
-  ].join('\n');
+    ...(crashOn === undefined ? [] : ['os']),
+    'threading',
+    ...(crashOn === undefined && responseDelaySeconds === undefined ? [] : ['time']),
+  ];
   const crash =
     crashOn === undefined
       ? ''
@@ -229,23 +246,12 @@ export function decoupledPythonModel(
         os._exit(3)
 `;
   const delay = responseDelaySeconds === undefined ? '' : `        time.sleep(${responseDelaySeconds})\n`;
-  return model(
-    name,
-    `name: "${name}"
-backend: "python"
-max_batch_size: 0
-model_transaction_policy { decoupled: true }
-input [ { name: "IN" data_type: TYPE_INT32 dims: [ 1 ] } ]
-output [ { name: "OUT" data_type: TYPE_INT32 dims: [ 1 ] } ]
-instance_group [ { kind: KIND_CPU count: 1 } ]
-`,
-    `${imports}
-
-import numpy as np
-import triton_python_backend_utils as pb_utils
-
-
-def respond(sender, n):
+  return pythonModel(name, {
+    decoupled: true,
+    inputs: [['IN', 'INT32', '1']],
+    outputs: [['OUT', 'INT32', '1']],
+    imports,
+    prelude: `def respond(sender, n):
     if n < 0:
         error = pb_utils.TritonError("n must be >= 0", pb_utils.TritonError.INVALID_ARG)
         sender.send(pb_utils.InferenceResponse(error=error), flags=pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL)
@@ -254,16 +260,14 @@ ${crash}    for i in range(n):
 ${delay}        out = pb_utils.Tensor("OUT", np.array([i], dtype=np.int32))
         sender.send(pb_utils.InferenceResponse(output_tensors=[out]))
     sender.send(flags=pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL)
-
-
-class TritonPythonModel:
-    def execute(self, requests):
+`,
+    methods: `    def execute(self, requests):
         for request in requests:
             n = int(pb_utils.get_input_tensor_by_name(request, "IN").as_numpy()[0])
             threading.Thread(target=respond, args=(request.get_response_sender(), n)).start()
         return None
 `,
-  );
+  });
 }
 
 /**
@@ -273,27 +277,16 @@ class TritonPythonModel:
  * whose message is "BLS failed: <the error's message>".
  */
 export function blsPythonModel(name = 'py_bls'): GeneratedPythonModel {
-  return model(
-    name,
-    `name: "${name}"
-backend: "python"
-max_batch_size: 0
-input [
-  { name: "INPUT0" data_type: TYPE_FP32 dims: [ -1 ] },
-  { name: "TARGET" data_type: TYPE_STRING dims: [ 1 ] }
-]
-output [
-  { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ -1 ] },
-  { name: "SYNC_OUTPUT" data_type: TYPE_FP32 dims: [ -1 ] }
-]
-instance_group [ { kind: KIND_CPU count: 1 } ]
-`,
-    `import numpy as np
-import triton_python_backend_utils as pb_utils
-
-
-class TritonPythonModel:
-    async def execute(self, requests):
+  return pythonModel(name, {
+    inputs: [
+      ['INPUT0', 'FP32', '-1'],
+      ['TARGET', 'STRING', '1'],
+    ],
+    outputs: [
+      ['OUTPUT0', 'FP32', '-1'],
+      ['SYNC_OUTPUT', 'FP32', '-1'],
+    ],
+    methods: `    async def execute(self, requests):
         responses = []
         for request in requests:
             x = pb_utils.get_input_tensor_by_name(request, "INPUT0").as_numpy()
@@ -319,7 +312,7 @@ class TritonPythonModel:
             )
         return responses
 `,
-  );
+  });
 }
 
 /** A model whose `initialize` raises `ValueError("initialize refused: <name>")`. */
@@ -382,16 +375,11 @@ class TritonPythonModel:
 
 /** Like {@link addSubPythonModel} without OUTPUT1/INFO, and `finalize` writes "finalized <name>" to `marker`. */
 export function finalizePythonModel(marker: string, name = 'py_finalize'): GeneratedPythonModel {
-  return model(
-    name,
-    simpleConfig(name),
-    `import triton_python_backend_utils as pb_utils
-
-MARKER = ${JSON.stringify(marker)}
-
-
-class TritonPythonModel:
-    def initialize(self, args):
+  return pythonModel(name, {
+    ...SIMPLE_TENSORS,
+    numpy: false,
+    prelude: `MARKER = ${JSON.stringify(marker)}\n`,
+    methods: `    def initialize(self, args):
         self.name = args["model_name"]
 
     def execute(self, requests):
@@ -404,16 +392,15 @@ class TritonPythonModel:
         with open(MARKER, "a") as f:
             f.write("finalized " + self.name + "\\n")
 `,
-  );
+  });
 }
 
 /** FP32 INPUT0 [-1] → FP32 OUTPUT0 [-1], max_batch_size 0. */
+const SIMPLE_TENSORS = {
+  inputs: [['INPUT0', 'FP32', '-1']],
+  outputs: [['OUTPUT0', 'FP32', '-1']],
+} as const;
+
 function simpleConfig(name: string): string {
-  return `name: "${name}"
-backend: "python"
-max_batch_size: 0
-input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]
-output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]
-instance_group [ { kind: KIND_CPU count: 1 } ]
-`;
+  return pythonConfig(name, SIMPLE_TENSORS);
 }
