@@ -140,6 +140,7 @@ export async function startChild(
   };
 }
 
+/** The median of `values` (NaN when empty). */
 export function median(values: readonly number[]): number {
   const s = [...values].sort((a, b) => a - b);
   if (s.length === 0) return NaN;
@@ -153,6 +154,7 @@ export function medianSlice(slices: readonly LoadResult[]): LoadResult | undefin
   return sorted[Math.floor((sorted.length - 1) / 2)];
 }
 
+/** `n` with `d` decimals, or `–` when it is missing or not finite. */
 export const fmt = (n: number | undefined, d = 1): string =>
   n !== undefined && Number.isFinite(n) ? n.toFixed(d) : '–';
 
