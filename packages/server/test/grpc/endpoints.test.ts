@@ -225,13 +225,7 @@ describe('ModelInfer', () => {
 
 describe('ModelStreamInfer', () => {
   it('answers each request in order, keeps the stream open after a failed request', async () => {
-    const stream = client.stream();
-    const answers: ModelStreamInferResponse[] = [];
-    const done = new Promise<void>((resolve, reject) => {
-      stream.on('data', (m: ModelStreamInferResponse) => answers.push(m));
-      stream.on('end', () => resolve());
-      stream.on('error', reject);
-    });
+    const { stream, answers, done } = client.collectingStream();
     stream.write(simpleRequest(SIMPLE_A, SIMPLE_B, { id: 'a' }));
     stream.write({ modelName: 'nope', id: 'b' });
     stream.write(simpleRequest(SIMPLE_B, SIMPLE_A, { id: 'c' }));

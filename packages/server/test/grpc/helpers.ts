@@ -68,6 +68,25 @@ export class GrpcTestClient {
     return fn.call(this.inference, metadata);
   }
 
+  /**
+   * Opens `ModelStreamInfer` and collects every answer: `done` resolves when the server ends the
+   * stream and rejects on a stream error.
+   */
+  collectingStream(metadata: Metadata = new Metadata()): {
+    stream: ClientDuplexStream<object, ModelStreamInferResponse>;
+    answers: ModelStreamInferResponse[];
+    done: Promise<void>;
+  } {
+    const stream = this.stream(metadata);
+    const answers: ModelStreamInferResponse[] = [];
+    const done = new Promise<void>((resolve, reject) => {
+      stream.on('data', (m: ModelStreamInferResponse) => answers.push(m));
+      stream.on('end', () => resolve());
+      stream.on('error', reject);
+    });
+    return { stream, answers, done };
+  }
+
   close(): void {
     this.inference.close();
     this.health.close();

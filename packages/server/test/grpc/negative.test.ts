@@ -100,13 +100,7 @@ describe('model and version', () => {
 
 describe('a decoupled model on the stream', () => {
   it('served by a backend that answers each request whole (ONNX Runtime): one response, marked final', async () => {
-    const stream = client.stream();
-    const answers: ModelStreamInferResponse[] = [];
-    const done = new Promise<void>((resolve, reject) => {
-      stream.on('data', (m: ModelStreamInferResponse) => answers.push(m));
-      stream.on('end', resolve);
-      stream.on('error', reject);
-    });
+    const { stream, answers, done } = client.collectingStream();
     stream.write(simpleRequest(SIMPLE_A, SIMPLE_B, { modelName: 'simple_decoupled', id: 'd' }));
     stream.end();
     await done;

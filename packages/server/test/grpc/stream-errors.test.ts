@@ -7,7 +7,6 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
-import type { ModelStreamInferResponse } from '@tritonserver-ts/client/protocol/grpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { startServer, type RunningServer } from '../../src/index.js';
@@ -54,13 +53,7 @@ function slowRequest(id: string, extra: object = {}): object {
 
 describe('ModelStreamInfer failure answers', () => {
   it('refused while read: error_message and only the id; failed once queued: id, model name and version, final flag', async () => {
-    const stream = client.stream();
-    const answers: ModelStreamInferResponse[] = [];
-    const done = new Promise<void>((resolve, reject) => {
-      stream.on('data', (m: ModelStreamInferResponse) => answers.push(m));
-      stream.on('end', () => resolve());
-      stream.on('error', reject);
-    });
+    const { stream, answers, done } = client.collectingStream();
     // Refused while read: an input of the wrong shape for `simple` (the core's checks).
     stream.write(
       simpleRequest(SIMPLE_A, SIMPLE_B, {
@@ -116,13 +109,7 @@ describe('ModelStreamInfer failure answers', () => {
   });
 
   it('a queued failure without a version keeps the version empty, as sent', async () => {
-    const stream = client.stream();
-    const answers: ModelStreamInferResponse[] = [];
-    const done = new Promise<void>((resolve, reject) => {
-      stream.on('data', (m: ModelStreamInferResponse) => answers.push(m));
-      stream.on('end', () => resolve());
-      stream.on('error', reject);
-    });
+    const { stream, answers, done } = client.collectingStream();
     stream.write(slowRequest('busy', { modelVersion: '' }));
     await new Promise((resolve) => setTimeout(resolve, SLOW_IDENTITY_DELAY_MS / 5));
     stream.write(
