@@ -32,7 +32,10 @@ let server: PythonTestServer;
 let client: GrpcTestClient;
 
 beforeAll(async () => {
-  server = await startPythonServer([decoupledPythonModel(), pacedModel], { onnx: ['simple'], grpcPort: 0 });
+  server = await startPythonServer(
+    [decoupledPythonModel(), decoupledPythonModel('py_decoupled_stats'), pacedModel],
+    { onnx: ['simple'], grpcPort: 0 },
+  );
   client = new GrpcTestClient(server.running.grpcUrl);
 }, 60_000);
 
@@ -260,12 +263,13 @@ describe('ModelStreamInfer on a decoupled model', () => {
   it('records the requests in the model’s statistics as the core does', async () => {
     const read = async () =>
       (
-        (await (await fetch(`${server.url}/v2/models/py_decoupled/stats`)).json()) as {
+        (await (await fetch(`${server.url}/v2/models/py_decoupled_stats/stats`)).json()) as {
           model_stats: { inference_stats: { success: { count: number }; fail: { count: number } } }[];
         }
       ).model_stats[0]?.inference_stats;
     const before = await read();
-    await exchange([request('py_decoupled', 2, 's'), request('py_decoupled', 0, 't')]);
+    // A model of its own: a request of an earlier test to py_decoupled may still be recorded late.
+    await exchange([request('py_decoupled_stats', 2, 's'), request('py_decoupled_stats', 0, 't')]);
     const after = await read();
     expect((after?.success.count ?? 0) - (before?.success.count ?? 0)).toBe(2);
   });
