@@ -1,0 +1,181 @@
+/**
+ * The data the perf engine's parts hand to each other: what the model looks like, the prepared
+ * requests, one record per request sent, and the measured result of one load level. Plain typed
+ * data; the parts are `model/` (profile), `data/` (requests), `load/` (records), `measure/`
+ * (results) and `report/` (console, CSV, JSON).
+ * @packageDocumentation
+ */
+import type { Datatype, InferInput, ModelConfig, TensorData } from '@tritonserver-ts/client';
+
+/** One input or output as the model declares it. */
+export interface TensorSpec {
+  readonly name: string;
+  readonly datatype: Datatype;
+  /** Dims without the batch dimension (`-1` for a variable one). */
+  readonly dims: readonly number[];
+  readonly optional: boolean;
+  readonly isShapeTensor: boolean;
+}
+
+/** What perf_analyzer reads of a model before loading it (metadata + config). */
+export interface ModelProfile {
+  readonly name: string;
+  /** The version asked for ('' = the server's choice). */
+  readonly version: string;
+  /** 0 when the model does not batch. */
+  readonly maxBatchSize: number;
+  readonly inputs: readonly TensorSpec[];
+  readonly outputs: readonly TensorSpec[];
+  /** `model_transaction_policy.decoupled`. */
+  readonly decoupled: boolean;
+  /** `sequence_batching` is set. */
+  readonly sequenceBatching: boolean;
+  /** `dynamic_batching` is set. */
+  readonly dynamicBatching: boolean;
+  /** `response_cache.enable`. */
+  readonly responseCacheEnabled: boolean;
+  /** Ensemble steps' models (`ensemble_scheduling.step[]`), whose statistics are reported too. */
+  readonly composingModels: readonly { readonly name: string; readonly version: string }[];
+  /** The config as the server returned it. */
+  readonly config: ModelConfig;
+}
+
+/** An expected output (`validation_data`). */
+export interface ExpectedOutput {
+  readonly datatype: Datatype;
+  readonly shape: readonly number[];
+  readonly data: TensorData;
+}
+
+/** One request's inputs, ready to send (batch dimension included when the model batches). */
+export interface PreparedRequest {
+  readonly inputs: readonly InferInput[];
+  /** From `validation_data`: outputs the response must equal, by output name. */
+  readonly expectedOutputs?: ReadonlyMap<string, ExpectedOutput>;
+}
+
+/**
+ * The data a run sends, as perf_analyzer lays out `--input-data`: `streams[s][step]`. A model
+ * without sequence batching has one stream whose steps requests cycle through; with sequence
+ * batching each sequence replays one stream's steps in order.
+ */
+export interface InputDataset {
+  readonly streams: readonly (readonly PreparedRequest[])[];
+}
+
+/** What happened to one request (times from `process.hrtime.bigint()`). */
+export interface RequestRecord {
+  /** When the request was issued. */
+  readonly startNs: bigint;
+  /** When its last response (or its error) arrived. */
+  readonly endNs: bigint;
+  /** Arrival of each response (one for a non-decoupled model; none when it failed). */
+  readonly responseNs: readonly bigint[];
+  /** Failed requests are counted as errors and left out of latencies and throughput. */
+  readonly ok: boolean;
+  readonly error?: string;
+  /** Rate modes: issued later than its schedule (perf_analyzer's "Delayed Request Count"). */
+  readonly delayed: boolean;
+  /** Which data entry was sent (`--profile-export-file` writes its inputs). */
+  readonly stream: number;
+  readonly step: number;
+  /** Sequence models: the sequence id and its flags. */
+  readonly sequenceId?: number;
+  readonly sequenceStart?: boolean;
+  readonly sequenceEnd?: boolean;
+}
+
+/** Client-side figures of one load level (times in µs). */
+export interface ClientSideStats {
+  readonly requestCount: number;
+  readonly responseCount: number;
+  readonly errorCount: number;
+  readonly delayedRequestCount: number;
+  /** Sequences finished per second (sequence models). */
+  readonly sequencePerSecond: number;
+  readonly durationUs: number;
+  /** Inferences per second: successful requests × batch size per second. */
+  readonly throughput: number;
+  /** Responses per second (differs from throughput only for decoupled models). */
+  readonly responseThroughput: number;
+  readonly avgLatencyUs: number;
+  readonly stdLatencyUs: number;
+  readonly minLatencyUs: number;
+  readonly maxLatencyUs: number;
+  /** p50, p90, p95, p99 and the `--percentile` one, keyed by percentile. */
+  readonly percentileUs: Readonly<Record<number, number>>;
+  /** Average time to encode and send a request (perf_analyzer's "Client Send"). */
+  readonly avgSendUs: number;
+  /** Average time to receive and decode a response ("Client Recv"). */
+  readonly avgRecvUs: number;
+  /** Average request latency minus send and receive ("response wait"). */
+  readonly avgResponseWaitUs: number;
+}
+
+/** Server-side figures of one load level, from statistics deltas (times in µs, per request). */
+export interface ServerSideStats {
+  readonly inferenceCount: number;
+  readonly executionCount: number;
+  readonly successCount: number;
+  /** Average server request latency (`success.ns / success.count`). */
+  readonly avgRequestLatencyUs: number;
+  /** Latency not in queue or compute (what perf_analyzer calls overhead). */
+  readonly overheadUs: number;
+  readonly queueUs: number;
+  readonly computeInputUs: number;
+  readonly computeInferUs: number;
+  readonly computeOutputUs: number;
+  readonly cacheHitCount: number;
+  readonly cacheHitUs: number;
+  readonly cacheMissCount: number;
+  readonly cacheMissUs: number;
+  /** Ensembles: each composing model's own figures. */
+  readonly composing: readonly {
+    readonly name: string;
+    readonly version: string;
+    readonly stats: ServerSideStats;
+  }[];
+}
+
+/** `--collect-metrics`: averages and maxima over the level, per GPU uuid (none on CPU-only servers). */
+export interface MetricsSummary {
+  readonly gpuUtilization: Readonly<Record<string, number>>;
+  readonly gpuPowerUsage: Readonly<Record<string, number>>;
+  readonly gpuMemoryUsedBytes: Readonly<Record<string, number>>;
+  readonly gpuMemoryTotalBytes: Readonly<Record<string, number>>;
+  /** Scrapes taken. */
+  readonly scrapes: number;
+}
+
+/** The load generator's own cost over the measured windows (this process, `process.cpuUsage()`). */
+export interface GeneratorCost {
+  readonly cpuUs: number;
+  readonly cpuUsPerRequest: number;
+  /** CPU time over wall time (1 = one core busy). */
+  readonly cpuUtilization: number;
+}
+
+/** The measured result of one load level (its stable windows merged). */
+export interface LoadLevelResult {
+  readonly mode: 'concurrency' | 'request_rate' | 'request_intervals';
+  /** Concurrency, or requests per second (for `request_intervals`: the mean rate). */
+  readonly level: number;
+  /** Windows met the stability criterion (false: `-r` trials ran out; the last windows are reported). */
+  readonly stable: boolean;
+  /** Windows measured at this level (all trials). */
+  readonly windows: number;
+  readonly client: ClientSideStats;
+  readonly server: ServerSideStats;
+  readonly metrics: MetricsSummary | undefined;
+  readonly generator: GeneratorCost;
+  /** Records of the reported windows, for `--profile-export-file`. */
+  readonly records: readonly RequestRecord[];
+}
+
+/** A whole perf run. */
+export interface PerfRun {
+  readonly model: ModelProfile;
+  readonly results: readonly LoadLevelResult[];
+  /** Wall-clock start (ms since the epoch). */
+  readonly startedAtMs: number;
+}
