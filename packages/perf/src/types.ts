@@ -179,3 +179,25 @@ export interface PerfRun {
   /** Wall-clock start (ms since the epoch). */
   readonly startedAtMs: number;
 }
+
+/** Progress of a run, for a progress line and for logs. */
+export type PerfProgress =
+  | { readonly kind: 'level-start'; readonly mode: LoadLevelResult['mode']; readonly level: number }
+  | {
+      readonly kind: 'window';
+      readonly level: number;
+      /** 1-based trial at this level. */
+      readonly trial: number;
+      readonly maxTrials: number;
+      readonly throughput: number;
+      readonly avgLatencyUs: number;
+      readonly stable: boolean;
+    }
+  | { readonly kind: 'level-done'; readonly result: LoadLevelResult };
+
+/** Optional hooks of {@link PerfRun | a run}. */
+export interface PerfHooks {
+  readonly onProgress?: (event: PerfProgress) => void;
+  /** Aborts the run: in-flight requests finish, the levels measured so far are returned. */
+  readonly signal?: AbortSignal;
+}
