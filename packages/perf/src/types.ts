@@ -170,6 +170,12 @@ export interface LoadLevelResult {
   readonly generator: GeneratorCost;
   /** Records of the reported windows, for `--profile-export-file`. */
   readonly records: readonly RequestRecord[];
+  /**
+   * Start and end of each reported window (`process.hrtime.bigint()`; a boundary two windows share
+   * once), for `--profile-export-file`'s `window_boundaries`. Without it the export uses the span
+   * of `records`.
+   */
+  readonly windowBoundariesNs?: readonly bigint[];
 }
 
 /** A whole perf run. */
