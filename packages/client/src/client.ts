@@ -25,6 +25,7 @@ import {
 } from './errors.js';
 import { HttpTransport } from './http/http-transport.js';
 import { InferResult } from './infer-result.js';
+import { InferStatRecorder, type InferStat, type InferTimer } from './infer-stat.js';
 import {
   silentLogger,
   type CallOptions,
@@ -106,6 +107,7 @@ export class TritonClient {
   readonly #logger: Logger;
   #closed = false;
   #plugin: ClientPlugin | undefined;
+  readonly #inferStat = new InferStatRecorder();
 
   constructor(options: ClientOptions) {
     if (options.transport !== undefined) {
@@ -155,6 +157,7 @@ export class TritonClient {
     retryable: boolean,
     options: CallOptions,
     run: (ctx: TransportContext) => Promise<T>,
+    inferTimer?: InferTimer,
   ): Promise<T> {
     if (this.#closed) throw new TritonInvalidArgumentError('the client is closed');
     const headers = { ...this.#headers, ...options.headers };
@@ -181,6 +184,7 @@ export class TritonClient {
       headers,
       queryParams: { ...this.#queryParams, ...options.queryParams },
       ...(timer !== undefined ? { deadline: Date.now() + timeoutMs } : {}),
+      timer: inferTimer,
     };
     const classify = (raw: unknown): unknown => {
       if (timedOut) return new TritonTimeoutError(timeoutMs, { cause: raw });
@@ -191,6 +195,12 @@ export class TritonClient {
     try {
       for (let attempt = 0; ; attempt++) {
         const started = performance.now();
+        if (attempt > 0 && inferTimer !== undefined) {
+          // A retry: its send time starts now (not with the failed attempt and the backoff).
+          inferTimer.sendStart = process.hrtime.bigint();
+          inferTimer.sendEnd = 0n;
+          inferTimer.receiveStart = 0n;
+        }
         try {
           const result = await run(ctx);
           this.#logger.debug('triton call', { operation, attempt, ms: performance.now() - started });
@@ -403,23 +413,49 @@ export class TritonClient {
     inputs: readonly InferInput[],
     options: InferOptions = {},
   ): Promise<InferResult> {
+    const start = process.hrtime.bigint();
     if (options.rawBinaryRequest === true) checkRawBinaryRequest(inputs, options);
     const { request, http } = splitRequestOptions(options);
-    const response = await this.#call('infer', options.retry === true, options, (ctx) =>
-      this.transport.infer(
-        {
-          modelName,
-          modelVersion: versionString(options.modelVersion),
-          inputs,
-          request,
-          requestCompression: options.requestCompression,
-          responseCompression: options.responseCompression,
-          http: { ...http, ...(options.rawBinaryRequest === true ? { rawBinaryRequest: true } : {}) },
-        },
-        ctx,
-      ),
+    const timer: InferTimer = { sendStart: start, sendEnd: 0n, receiveStart: 0n };
+    const response = await this.#call(
+      'infer',
+      options.retry === true,
+      options,
+      (ctx) =>
+        this.transport.infer(
+          {
+            modelName,
+            modelVersion: versionString(options.modelVersion),
+            inputs,
+            request,
+            requestCompression: options.requestCompression,
+            responseCompression: options.responseCompression,
+            http: { ...http, ...(options.rawBinaryRequest === true ? { rawBinaryRequest: true } : {}) },
+          },
+          ctx,
+        ),
+      timer,
     );
-    return new InferResult(response);
+    const result = new InferResult(response);
+    this.#inferStat.record(start, timer, process.hrtime.bigint());
+    return result;
+  }
+
+  /**
+   * The client's cumulative inference statistics since it was created (Triton's
+   * `ClientInferStat`): successful `infer` calls and the time spent in them, in sending and in
+   * receiving. See {@link InferStat} for what each figure measures.
+   *
+   * ```ts
+   * const before = client.inferStat();
+   * // ... run inferences ...
+   * const after = client.inferStat();
+   * const n = after.completedRequestCount - before.completedRequestCount;
+   * const avgSendUs = Number(after.cumulativeSendTimeNs - before.cumulativeSendTimeNs) / n / 1000;
+   * ```
+   */
+  inferStat(): InferStat {
+    return this.#inferStat.snapshot();
   }
 
   /** Closes pooled connections after in-flight calls finish; later calls throw. */

@@ -60,6 +60,7 @@ export type {
 export type { CompressionAlgorithm } from './protocol/compression.js';
 export { parseClassificationEntry, type ClassificationEntry } from './protocol/classification.js';
 export { TritonClient, type InferOptions } from './client.js';
+export type { InferStat, InferTimer } from './infer-stat.js';
 export * from './errors.js';
 export * from './api-types.js';
 export { InferResult } from './infer-result.js';

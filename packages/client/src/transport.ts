@@ -23,6 +23,7 @@ import type {
   TraceSettingsUpdate,
 } from './api-types.js';
 import type { TransportKind } from './errors.js';
+import type { InferTimer } from './infer-stat.js';
 import type { QueryParams } from './query-params.js';
 import type { InferResponse } from './protocol/message.js';
 
@@ -39,6 +40,12 @@ export interface TransportContext {
    * (gRPC's deadline); absent when the call has no timeout. `signal` fires at the same moment.
    */
   readonly deadline?: number;
+  /**
+   * Only for `infer`: the attempt's timestamps, for the client's `InferStat`. The transport
+   * stamps `sendEnd` (`process.hrtime.bigint()`) once the encoded request is handed to its wire
+   * library and `receiveStart` when the response starts to arrive; a transport may ignore it.
+   */
+  readonly timer?: InferTimer | undefined;
 }
 
 /** The operations of a Triton client, one per server API. */

@@ -221,8 +221,12 @@ export class GrpcTransport implements Transport {
           reject(failure);
         },
       );
+      // grpc-js serializes the request synchronously in makeUnaryRequest (the infer's send ends).
+      const timer = ctx.timer;
+      if (timer !== undefined) timer.sendEnd = process.hrtime.bigint();
       call.on('metadata', () => {
         responded = true;
+        if (timer !== undefined) timer.receiveStart = process.hrtime.bigint();
       });
       const onAbort = (): void => call.cancel();
       ctx.signal.addEventListener('abort', onAbort, { once: true });

@@ -126,14 +126,20 @@ export class HttpTransport implements Transport {
   ): Promise<HttpResponse> {
     const path = apiPath(this.address.basePath, ...segments) + queryString(ctx.queryParams);
     const headers: Record<string, string> = { ...ctx.headers, ...extraHeaders };
+    const timer = ctx.timer;
     try {
-      const res = await this.#pool.request({
+      // undici takes the request synchronously (and writes it at once to an idle keep-alive
+      // connection); its promise settles when the response's status line and headers arrived.
+      const pending = this.#pool.request({
         method,
         path,
         headers,
         body: body ?? (method === 'POST' ? '' : null),
         signal: ctx.signal,
       });
+      if (timer !== undefined) timer.sendEnd = process.hrtime.bigint();
+      const res = await pending;
+      if (timer !== undefined) timer.receiveStart = process.hrtime.bigint();
       const chunks: Buffer[] = [];
       for await (const chunk of res.body) chunks.push(chunk as Buffer);
       return { status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) };
