@@ -1,13 +1,178 @@
 /**
- * `runPerf`: one perf_analyzer run (profile the model, build the data, then measure each load level).
+ * `runPerf`: one perf_analyzer run — profile the model, build the data, then measure each load
+ * level of the sweep (warmup, windows until stable or `-r` trials) and return the results.
  * @packageDocumentation
  */
-import type { PerfOptions } from './options/perf-options.js';
-import type { PerfHooks, PerfRun } from './types.js';
+import type { ModelConfig, TritonClient } from '@tritonserver-ts/client';
+import { setTimeout as sleep } from 'node:timers/promises';
 
-/** Runs perf_analyzer's measurement with `options`. (Being written: issue 10.) */
-export function runPerf(options: PerfOptions, hooks: PerfHooks = {}): Promise<PerfRun> {
-  void options;
-  void hooks;
-  return Promise.reject(new Error('runPerf: not implemented yet'));
+import { buildInputDataset } from './data/input-data.js';
+import { PerfError } from './errors.js';
+import { createLoadManager } from './load/create-load-manager.js';
+import type { LoadManager } from './load/load-manager.js';
+import { createPerfClient } from './load/perf-client.js';
+import { profileLevel, type StatisticsSource } from './measure/level-profiler.js';
+import type { ModelId } from './measure/server-stats.js';
+import { sweepLevels } from './measure/sweep.js';
+import { fetchModelProfile } from './model/model-profile.js';
+import type { PerfOptions } from './options/perf-options.js';
+import type { ModelProfile, PerfHooks, PerfRun } from './types.js';
+
+/** How often the warmup checks for its last request (ms). */
+const WARMUP_POLL_MS = 5;
+
+/**
+ * Runs perf_analyzer's measurement with `options`.
+ *
+ * Each level is measured until its last 3 windows are stable (`-s`), one of them reaches `-l`, or
+ * `-r` windows ran; the sweep ends after the last level of the range, or at the first level that
+ * is unstable or reached `-l` (that level is returned too, flagged — perf_analyzer leaves it out of
+ * its report). The manager is stopped and the client closed whatever happens.
+ *
+ * ```ts
+ * const run = await runPerf(perfOptions({ modelName: 'simple', url: 'localhost:8000' }));
+ * console.log(run.results[0]?.client.throughput);
+ * ```
+ * @throws PerfError `MODEL`, `INPUT_DATA`, `SERVER` (every request of a window failed, statistics
+ *   unreadable), `USAGE` (no request ended in the last windows)
+ */
+export async function runPerf(options: PerfOptions, hooks: PerfHooks = {}): Promise<PerfRun> {
+  const startedAtMs = Date.now();
+  const client = await createPerfClient(options);
+  let manager: LoadManager | undefined;
+  try {
+    const model = await fetchModelProfile(client, options.modelName, options.modelVersion);
+    const dataset = await buildInputDataset(model, options);
+    const statistics = await statisticsSource(client, model);
+    manager = createLoadManager({ client, model, dataset, options });
+    const results: PerfRun['results'][number][] = [];
+    const { signal } = hooks;
+    const mode = options.load.kind;
+    for (const level of sweepLevels(options.load)) {
+      if (signal?.aborted === true) break;
+      hooks.onProgress?.({ kind: 'level-start', mode, level });
+      if (!(await warmup(manager, level, options, signal))) break;
+      const running = manager;
+      const result = await profileLevel(
+        {
+          client,
+          manager,
+          model,
+          options,
+          mode,
+          statistics,
+          ...(hooks.onProgress !== undefined ? { onProgress: hooks.onProgress } : {}),
+          ...(hooks.onWarning !== undefined ? { onWarning: hooks.onWarning } : {}),
+          ...(signal !== undefined ? { signal } : {}),
+        },
+        level,
+        () => running.changeLevel(level, options.requestCount > 0 ? options.requestCount : undefined),
+      );
+      if (result === undefined) break;
+      results.push(result);
+      hooks.onProgress?.({ kind: 'level-done', result });
+      if (!result.stable) {
+        hooks.onWarning?.(unstableMessage(options, level));
+        break;
+      }
+      if (result.overLatencyThreshold === true) {
+        hooks.onWarning?.(`Measured latency went over the set limit of ${options.latencyThresholdMs} msec. `);
+        break;
+      }
+    }
+    return { model, results, startedAtMs };
+  } finally {
+    try {
+      await manager?.stop();
+    } finally {
+      await client.close();
+    }
+  }
+}
+
+/**
+ * perf_analyzer's failure of a whole run: the first (only) level measured was not stable —
+ * "Failed to obtain stable measurement." (its STABILITY_ERROR exit). Undefined otherwise.
+ */
+export function runStabilityError(run: PerfRun): PerfError | undefined {
+  const [first, ...rest] = run.results;
+  if (first !== undefined && rest.length === 0 && !first.stable && first.mode !== 'request_intervals') {
+    return new PerfError('UNSTABLE', 'Failed to obtain stable measurement.');
+  }
+  return undefined;
+}
+
+function unstableMessage(options: PerfOptions, level: number): string {
+  if (options.load.kind !== 'concurrency') return 'Failed to obtain stable measurement.';
+  const what =
+    options.measurementMode === 'count_windows' ? '--measurement-request-count' : '--measurement-interval';
+  return `Failed to obtain stable measurement within ${options.maxTrials} measurement windows for concurrency ${level}. Please try to increase the ${what}.`;
+}
+
+/**
+ * `--warmup-request-count` W: W requests at the level (concurrency capped at W, as perf_analyzer),
+ * waited for and thrown away.
+ * @returns false when aborted
+ */
+async function warmup(
+  manager: LoadManager,
+  level: number,
+  options: PerfOptions,
+  signal: AbortSignal | undefined,
+): Promise<boolean> {
+  const count = options.warmupRequestCount;
+  if (count <= 0) return true;
+  manager.takeRecords();
+  const warmLevel = options.load.kind === 'concurrency' ? Math.min(level, count) : level;
+  await manager.changeLevel(warmLevel, count);
+  let done = 0;
+  while (done < count) {
+    try {
+      await sleep(WARMUP_POLL_MS, undefined, signal === undefined ? undefined : { signal });
+    } catch {
+      return false;
+    }
+    done += manager.takeRecords().length;
+  }
+  return true;
+}
+
+/** Statistics of the model (and, for ensembles, of every composing model), or none without the extension. */
+async function statisticsSource(
+  client: TritonClient,
+  model: ModelProfile,
+): Promise<StatisticsSource | undefined> {
+  let extensions: readonly string[];
+  try {
+    extensions = (await client.getServerMetadata()).extensions;
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new PerfError('SERVER', `failed to get server metadata: ${message}`, { cause: error });
+  }
+  if (!extensions.includes('statistics')) return undefined;
+  // The ensemble tree, level by level (the profile's composingModels list is flattened).
+  const stepsOf = (config: ModelConfig): ModelId[] =>
+    (config.ensemble_scheduling?.step ?? []).map((s) => ({
+      name: s.model_name ?? '',
+      version: Number(s.model_version ?? -1) === -1 ? '' : String(s.model_version),
+    }));
+  const composing = new Map<string, readonly ModelId[]>();
+  composing.set(model.name, stepsOf(model.config));
+  const queue = [...(composing.get(model.name) ?? [])];
+  for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+    if (composing.has(next.name)) continue;
+    const steps = stepsOf(
+      await client.getModelConfig(next.name, next.version === '' ? undefined : next.version),
+    );
+    composing.set(next.name, steps);
+    queue.push(...steps);
+  }
+  const ensemble = model.composingModels.length > 0;
+  return {
+    snapshot: () =>
+      ensemble
+        ? client.getInferenceStatistics()
+        : client.getInferenceStatistics(model.name, model.version === '' ? undefined : model.version),
+    composingOf: (name) => composing.get(name) ?? [],
+  };
 }

@@ -164,6 +164,11 @@ export interface LoadLevelResult {
   readonly stable: boolean;
   /** Windows measured at this level (all trials). */
   readonly windows: number;
+  /**
+   * The level's stabilising latency (average, or `--percentile`) reached `-l`: perf_analyzer
+   * reports no such level and ends the sweep there. Absent = false.
+   */
+  readonly overLatencyThreshold?: boolean;
   readonly client: ClientSideStats;
   readonly server: ServerSideStats;
   readonly metrics: MetricsSummary | undefined;
@@ -206,4 +211,6 @@ export interface PerfHooks {
   readonly onProgress?: (event: PerfProgress) => void;
   /** Aborts the run: in-flight requests finish, the levels measured so far are returned. */
   readonly signal?: AbortSignal;
+  /** perf_analyzer's warnings and notices (its stderr lines: unstable level, `-l` reached, …). */
+  readonly onWarning?: (message: string) => void;
 }

@@ -22,8 +22,11 @@ export interface LoadManager {
   /**
    * Starts, or moves to, a load level: the number of requests kept in flight (concurrency) or the
    * requests per second (request rate). Ignored by the request-intervals manager.
+   * `requestLimit` > 0 (perf_analyzer's `request_count` of `ChangeConcurrencyLevel`, used for
+   * `--warmup-request-count` and `--request-count`): issue exactly that many requests from this
+   * call on, then none until the next `changeLevel`; undefined or 0: no limit.
    */
-  changeLevel(level: number): Promise<void>;
+  changeLevel(level: number, requestLimit?: number): Promise<void>;
   /** Records of requests finished since the last call; the caller owns them. */
   takeRecords(): RequestRecord[];
   /** Requests issued and not finished. */
