@@ -27,19 +27,3 @@ export { summarizeClient, percentileIndex, REPORTED_PERCENTILES } from './measur
 export { toServerSideStats, serverStatsDelta, mergeRawServerStats } from './measure/server-stats.js';
 export { isStable, STABILITY_WINDOW } from './measure/stability.js';
 export { parseGpuMetrics, summarizeMetrics } from './measure/metrics.js';
-export { formatConsoleReport, formatLevel, formatSettings, formatSummary } from './report/console-report.js';
-export {
-  composingCsvReports,
-  csvColumns,
-  formatCsvReport,
-  type ComposingCsv,
-  type CsvReport,
-} from './report/csv-report.js';
-export {
-  buildProfileExport,
-  epochOffsetNs,
-  formatProfileExport,
-  type ProfileExport,
-} from './report/profile-export.js';
-export { createProgressLine, type ProgressLine, type ProgressSink } from './report/progress.js';
-export { perfCli, type CliIo } from './cli/perf-command.js';
