@@ -14,6 +14,7 @@ import type { InferStat } from '../src/infer-stat.js';
 import { createGrpcClient } from '../src/grpc/index.js';
 import type { InferInput } from '../src/protocol/infer-request.js';
 import type { Transport } from '../src/transport.js';
+import { reply, startFaultServer } from './fault-server.js';
 
 // Loaded by name so the client package does not depend on the server (the server depends on it).
 const serverModule = '@tritonserver-ts/server';
@@ -245,6 +246,32 @@ describe('inferStat with a custom transport', () => {
       expect(http.inferStat().completedRequestCount).toBe(0);
     } finally {
       await client.close();
+    }
+  });
+});
+
+describe('inferStat of a retried inference', () => {
+  it('counts it once, its send time starting with the last attempt (not the backoff)', async () => {
+    // In-process fault server: a scripted 503 then a success, which the embedded server cannot
+    // be made to answer on demand.
+    const ok = JSON.stringify({ model_name: 'm', model_version: '1', outputs: [] });
+    const faults = await startFaultServer(reply(503, '{"error":"busy"}'), reply(200, ok));
+    // Backoff of 100..200 ms before the second attempt.
+    const client = new TritonClient({ url: faults.url, retryDelayMs: 200, maxRetryDelayMs: 200 });
+    try {
+      const input = { name: 'X', datatype: 'FP32' as const, shape: [1], data: [1] };
+      expect((await client.infer('m', [input], { retry: true })).modelName).toBe('m');
+      expect(faults.requests).toHaveLength(2);
+      const stat = client.inferStat();
+      expect(stat.completedRequestCount).toBe(1);
+      expect(stat.cumulativeTotalRequestTimeNs).toBeGreaterThanOrEqual(100n * MS);
+      expect(stat.cumulativeSendTimeNs).toBeLessThan(50n * MS);
+      expect(stat.cumulativeSendTimeNs + stat.cumulativeReceiveTimeNs).toBeLessThanOrEqual(
+        stat.cumulativeTotalRequestTimeNs,
+      );
+    } finally {
+      await client.close();
+      await faults.close();
     }
   });
 });
