@@ -6,6 +6,10 @@
 export * from './options/perf-options.js';
 export type * from './types.js';
 export type { LoadContext, LoadManager } from './load/load-manager.js';
+export { PerfError, isPerfError, type PerfErrorCode } from './errors.js';
+export { parsePerfArgs, perfUsage, type PerfHelpRequest } from './options/parse-perf-args.js';
+export { fetchModelProfile } from './model/model-profile.js';
+export { buildInputDataset, MAX_DATASET_BYTES, MAX_REQUEST_BYTES } from './data/input-data.js';
 export { formatConsoleReport, formatLevel, formatSettings, formatSummary } from './report/console-report.js';
 export {
   composingCsvReports,
