@@ -26,7 +26,7 @@ export {
 } from './report/profile-export.js';
 export { createProgressLine, type ProgressLine, type ProgressSink } from './report/progress.js';
 export { perfCli, type CliIo } from './cli/perf-command.js';
-export { runPerf, runStabilityError } from './perf.js';
+export { runPerf } from './perf.js';
 export { summarizeClient, percentileIndex, REPORTED_PERCENTILES } from './measure/client-stats.js';
 export { toServerSideStats, serverStatsDelta, mergeRawServerStats } from './measure/server-stats.js';
 export { isStable, STABILITY_WINDOW } from './measure/stability.js';

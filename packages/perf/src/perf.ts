@@ -71,14 +71,9 @@ export async function runPerf(options: PerfOptions, hooks: PerfHooks = {}): Prom
       if (result === undefined) break;
       results.push(result);
       hooks.onProgress?.({ kind: 'level-done', result });
-      if (!result.stable) {
-        hooks.onWarning?.(unstableMessage(options, level));
-        break;
-      }
-      if (result.overLatencyThreshold === true) {
-        hooks.onWarning?.(`Measured latency went over the set limit of ${options.latencyThresholdMs} msec. `);
-        break;
-      }
+      // perf_analyzer ends the sweep at a level that is unstable or reached -l (the report
+      // prints why: see report/console-report.ts levelRejection).
+      if (!result.stable || result.overLatencyThreshold === true) break;
     }
     return { model, results, startedAtMs };
   } finally {
@@ -88,25 +83,6 @@ export async function runPerf(options: PerfOptions, hooks: PerfHooks = {}): Prom
       await client.close();
     }
   }
-}
-
-/**
- * perf_analyzer's failure of a whole run: the first (only) level measured was not stable —
- * "Failed to obtain stable measurement." (its STABILITY_ERROR exit). Undefined otherwise.
- */
-export function runStabilityError(run: PerfRun): PerfError | undefined {
-  const [first, ...rest] = run.results;
-  if (first !== undefined && rest.length === 0 && !first.stable && first.mode !== 'request_intervals') {
-    return new PerfError('UNSTABLE', 'Failed to obtain stable measurement.');
-  }
-  return undefined;
-}
-
-function unstableMessage(options: PerfOptions, level: number): string {
-  if (options.load.kind !== 'concurrency') return 'Failed to obtain stable measurement.';
-  const what =
-    options.measurementMode === 'count_windows' ? '--measurement-request-count' : '--measurement-interval';
-  return `Failed to obtain stable measurement within ${options.maxTrials} measurement windows for concurrency ${level}. Please try to increase the ${what}.`;
 }
 
 /**

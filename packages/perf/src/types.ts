@@ -211,6 +211,9 @@ export interface PerfHooks {
   readonly onProgress?: (event: PerfProgress) => void;
   /** Aborts the run: in-flight requests finish, the levels measured so far are returned. */
   readonly signal?: AbortSignal;
-  /** perf_analyzer's warnings and notices (its stderr lines: unstable level, `-l` reached, …). */
+  /**
+   * perf_analyzer's stderr warnings during the run (several versions served, GPU metrics missing,
+   * latency not stabilising in async mode). Why a level is left out is on the level itself.
+   */
   readonly onWarning?: (message: string) => void;
 }
