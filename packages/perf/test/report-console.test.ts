@@ -7,6 +7,7 @@ import {
   formatLevel,
   formatSettings,
   formatSummary,
+  levelRejection,
 } from '../src/report/console-report.js';
 import { formatDouble } from '../src/report/format.js';
 import { client, level, model, options, run, server } from './helpers/report-fixtures.js';
@@ -271,30 +272,38 @@ describe('one level', () => {
     );
   });
 
-  it("an unstable level gets perf_analyzer's warning and stays out of the summary", () => {
+  it('an unstable level: only its level line, left out of the summary; the warning text', () => {
     const opts = options({ load: { kind: 'concurrency', range: { start: 1, end: 2, step: 1 } } });
-    const result = run([level({ level: 1 }), level({ level: 2, stable: false })]);
+    const unstable = level({ level: 2, stable: false });
+    const result = run([level({ level: 1 }), unstable]);
     const text = formatConsoleReport(opts, result);
     expect(text).toContain(
-      'Request concurrency: 2\nFailed to obtain stable measurement within 10 measurement windows for concurrency 2. Please try to increase the --measurement-interval.\n  Client: \n',
+      '\n\nRequest concurrency: 2\nInferences/Second vs. Client Average Batch Latency\n',
     );
     expect(formatSummary(opts, result).split('\n')).toEqual([
       'Inferences/Second vs. Client Average Batch Latency',
       'Concurrency: 1, throughput: 1000 infer/sec, latency 1000 usec',
       '',
     ]);
+    expect(levelRejection(opts, unstable)).toBe(
+      'Failed to obtain stable measurement within 10 measurement windows for concurrency 2. Please try to increase the --measurement-interval.',
+    );
+    expect(levelRejection(options({ measurementMode: 'count_windows' }), unstable)).toContain(
+      'increase the --measurement-request-count.',
+    );
   });
 
-  it('a level over -l gets the latency-limit line and stays out of the summary', () => {
+  it('a level over -l: only its level line, left out of the summary', () => {
     const opts = options({
       latencyThresholdMs: 1,
       load: { kind: 'concurrency', range: { start: 1, end: 0, step: 1 } },
     });
-    const slow = level({ level: 2, client: client({ avgLatencyUs: 1500 }) });
+    const slow = level({ level: 2, overLatencyThreshold: true, client: client({ avgLatencyUs: 1500 }) });
     const text = formatConsoleReport(opts, run([level({ client: client({ avgLatencyUs: 900 }) }), slow]));
-    expect(text).toContain('Request concurrency: 2\nMeasured latency went over the set limit of 1 msec. \n');
+    expect(text).toContain('Request concurrency: 2\nInferences/Second');
     expect(text).toContain('Concurrency: 1, throughput: 1000 infer/sec, latency 900 usec\n');
     expect(text).not.toContain('Concurrency: 2,');
+    expect(levelRejection(opts, slow)).toBe('Measured latency went over the set limit of 1 msec. ');
   });
 
   it('a high load-generator CPU share prints the overhead warning', () => {

@@ -4,9 +4,11 @@
  * progress line on stderr, prints perf_analyzer's console report on stdout, then writes `-f` (CSV,
  * plus one per composing model of an ensemble) and `--profile-export-file` (JSON).
  *
+ * perf_analyzer's warnings (a level not stable, `-l` reached, …) go to stderr as they happen.
  * Exit codes: 0 when the run finished (or was stopped by Ctrl+C and reported what it measured),
- * 1 when it failed (the error's code and message on stderr; the stack too with `-v`), 2 for a bad
- * command line. The first Ctrl+C lets in-flight requests finish and reports the levels measured so
+ * 1 when it failed (the error's code and message on stderr; the stack too with `-v`), including
+ * perf_analyzer's "Failed to obtain stable measurement." when the only level did not stabilise;
+ * 2 for a bad command line. The first Ctrl+C lets in-flight requests finish and reports the levels measured so
  * far (perf_analyzer's "Waiting for in-flight inferences to complete."); a second one exits at once.
  * @packageDocumentation
  */
@@ -14,11 +16,11 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
 import { buildInputDataset } from '../data/input-data.js';
-import { isPerfError } from '../errors.js';
+import { isPerfError, PerfError } from '../errors.js';
 import { parsePerfArgs, perfUsage } from '../options/parse-perf-args.js';
 import type { PerfOptions } from '../options/perf-options.js';
 import { runPerf } from '../perf.js';
-import { formatConsoleReport } from '../report/console-report.js';
+import { formatConsoleReport, levelRejection } from '../report/console-report.js';
 import { composingCsvReports, formatCsvReport } from '../report/csv-report.js';
 import { epochOffsetNs, formatProfileExport } from '../report/profile-export.js';
 import { createProgressLine } from '../report/progress.js';
@@ -45,6 +47,18 @@ export function errorText(error: unknown, verbose: boolean): string {
     return verbose && error.stack !== undefined ? `error: ${error.stack}` : `error: ${error.message}`;
   }
   return `error: ${String(error)}`;
+}
+
+/**
+ * perf_analyzer's failure of a whole run (its STABILITY_ERROR): the sweep's only level was not
+ * stable — "Failed to obtain stable measurement." (not for `--request-intervals`, which it does
+ * not sweep).
+ */
+function stabilityError(run: PerfRun): PerfError | undefined {
+  const [first, ...rest] = run.results;
+  return first !== undefined && rest.length === 0 && !first.stable && first.mode !== 'request_intervals'
+    ? new PerfError('UNSTABLE', 'Failed to obtain stable measurement.')
+    : undefined;
 }
 
 /** Writes `-f` and `--profile-export-file` for a finished run (CSV warnings go to stderr). */
@@ -102,8 +116,18 @@ export async function perfCli(
   const offsetNs = epochOffsetNs();
   let run: PerfRun;
   try {
+    const warn = (message: string): void => {
+      progress.done();
+      io.stderr.write(`${message}\n`);
+    };
     run = await runPerf(options, {
-      onProgress: progress.onProgress,
+      onProgress: (event) => {
+        progress.onProgress(event);
+        // perf_analyzer's line for a level it leaves out (not stable, or -l reached), when it ends.
+        const rejection = event.kind === 'level-done' ? levelRejection(options, event.result) : undefined;
+        if (rejection !== undefined) warn(rejection);
+      },
+      onWarning: warn,
       ...(signal === undefined ? {} : { signal }),
     });
   } catch (error) {
@@ -114,10 +138,11 @@ export async function perfCli(
   progress.done();
 
   io.stdout.write(formatConsoleReport(options, run));
-  const only = run.results[0];
-  if (run.results.length === 1 && only !== undefined && !only.stable && signal?.aborted !== true) {
-    // perf_analyzer fails a single-level run that did not stabilise.
-    io.stderr.write('Failed to obtain stable measurement.\n');
+  // perf_analyzer fails a run whose only level did not stabilise, and then writes no files.
+  const unstable = signal?.aborted === true ? undefined : stabilityError(run);
+  if (unstable !== undefined) {
+    io.stderr.write(`${errorText(unstable, options.verbose)}\n`);
+    return 1;
   }
   try {
     await writeFiles(options, run, offsetNs, io);
@@ -125,5 +150,5 @@ export async function perfCli(
     io.stderr.write(`${errorText(error, options.verbose)}\n`);
     return 1;
   }
-  return run.results.length === 1 && only !== undefined && !only.stable && signal?.aborted !== true ? 1 : 0;
+  return 0;
 }

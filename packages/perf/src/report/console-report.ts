@@ -5,10 +5,10 @@
  * `Inferences/Second vs. Client … Batch Latency` summary. A pure function of the options and the
  * run, so a lab reads the same text against real Triton or the embedded server.
  *
- * Where we differ from perf_analyzer (README "Differences"): a level that did not stabilise, or
- * went over `-l`, still gets its Client/Server blocks after perf_analyzer's warning line (perf_analyzer
- * prints only the warning, on stderr); like perf_analyzer, such levels are left out of the summary
- * and the CSV.
+ * A level that did not stabilise within `-r` windows, or reached `-l`, gets only its level line, and
+ * is left out of the summary and the CSV, as in perf_analyzer; its warning is not part of this text
+ * (perf_analyzer prints it on stderr, and so does `perf-analyzer-ts` when the level ends:
+ * {@link levelRejection}).
  * @packageDocumentation
  */
 import type { PerfOptions } from '../options/perf-options.js';
@@ -101,13 +101,12 @@ export function formatLevelHeader(mode: LoadLevelResult['mode'], level: number):
 }
 
 /**
- * Why perf_analyzer would leave this level out of its summary (its warning line), or undefined
- * when the level counts: over the `-l` latency limit, or not stable within `-r` windows.
+ * Why perf_analyzer leaves this level out of its report (its stderr line), or undefined when the
+ * level counts: it reached the `-l` latency limit, or was not stable within `-r` windows.
  */
 export function levelRejection(options: PerfOptions, result: LoadLevelResult): string | undefined {
-  const thresholdMs = options.latencyThresholdMs;
-  if (thresholdMs > 0 && stabilizingLatencyUs(result, options.percentile) / 1000 >= thresholdMs) {
-    return `Measured latency went over the set limit of ${thresholdMs} msec. `;
+  if (result.overLatencyThreshold === true) {
+    return `Measured latency went over the set limit of ${options.latencyThresholdMs} msec. `;
   }
   if (!result.stable) {
     if (result.mode !== 'concurrency') return 'Failed to obtain stable measurement.';
@@ -282,15 +281,14 @@ function formatMetrics(metrics: MetricsSummary | undefined): string[] {
 }
 
 /**
- * One level's report: the level line, perf_analyzer's warning when the level would not be kept,
- * then the Client and Server blocks (and metrics, and the load-generator overhead warning).
+ * One level's report: the level line, then the Client and Server blocks (and metrics, and the
+ * load-generator overhead warning); only the level line for a level perf_analyzer does not keep.
  */
 export function formatLevel(options: PerfOptions, model: ModelProfile, result: LoadLevelResult): string {
-  const lines: string[] = [];
   const header = formatLevelHeader(result.mode, result.level);
+  if (levelRejection(options, result) !== undefined) return header;
+  const lines: string[] = [];
   if (header !== '') lines.push(header.trimEnd());
-  const rejection = levelRejection(options, result);
-  if (rejection !== undefined) lines.push(rejection);
   lines.push(...formatClient(options, model, result));
   lines.push('  Server: ');
   lines.push(...formatServer(result.server, 1, model));
