@@ -69,6 +69,8 @@ export type TuneProgress =
   | { readonly kind: 'config-error'; readonly variant: ConfigVariant; readonly error: string }
   | { readonly kind: 'measurement'; readonly measurement: TuneMeasurement }
   | { readonly kind: 'perf'; readonly variant: ConfigVariant; readonly event: PerfProgress }
+  /** A perf warning (e.g. perf_analyzer's "Failed to obtain stable measurement …"). */
+  | { readonly kind: 'warning'; readonly variant: ConfigVariant; readonly message: string }
   | { readonly kind: 'restored' };
 
 /** Optional hooks of {@link tune}. */
@@ -239,6 +241,7 @@ export async function tune(options: TuneOptions, hooks: TuneHooks = {}): Promise
     function perfHooks(variant: ConfigVariant): PerfHooks {
       return {
         onProgress: (event) => emit({ kind: 'perf', variant, event }),
+        onWarning: (warning) => emit({ kind: 'warning', variant, message: warning }),
         ...(hooks.signal === undefined ? {} : { signal: hooks.signal }),
       };
     }
