@@ -10,8 +10,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { TritonClient, type Datatype } from '@tritonserver-ts/client';
-import { startServer, type RunningServer } from '@tritonserver-ts/server';
-import { writeTestModelRepository } from '@tritonserver-ts/server/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { buildInputDataset } from '../src/data/input-data.js';
@@ -20,6 +18,7 @@ import { PerfError } from '../src/errors.js';
 import { fetchModelProfile } from '../src/model/model-profile.js';
 import { perfOptions, type PerfOptions } from '../src/options/perf-options.js';
 import type { ModelProfile, PreparedRequest, TensorSpec } from '../src/types.js';
+import { startEmbedded, type Embedded } from './helpers/embedded.js';
 
 let dir: string;
 
@@ -370,29 +369,17 @@ describe('data directories', () => {
 });
 
 describe('against the embedded server', () => {
-  let repo: string;
-  let server: RunningServer;
+  let embedded: Embedded;
   let client: TritonClient;
 
   beforeAll(async () => {
-    repo = await mkdtemp(join(tmpdir(), 'perf-data-server-'));
-    await writeTestModelRepository(repo, { only: ['simple'] });
-    server = await startServer({
-      modelRepositories: [repo],
-      modelControlMode: 'explicit',
-      loadModels: ['simple'],
-      httpPort: 0,
-      grpcPort: 0,
-      metricsPort: 0,
-      logSink: () => undefined,
-    });
-    client = new TritonClient({ url: server.url });
+    embedded = await startEmbedded({ testModels: ['simple'] });
+    client = new TritonClient({ url: embedded.url });
   });
 
   afterAll(async () => {
     await client.close();
-    await server.close();
-    await rm(repo, { recursive: true, force: true });
+    await embedded.close();
   });
 
   it('requests built from a JSON file give the outputs its validation_data expects (-b 3 over 2 entries)', async () => {
