@@ -151,8 +151,6 @@ export async function profileLevel(
       }
       if (aborted) return undefined;
       const windowEnd = now();
-      const scrapes = scraper?.takeScrapes() ?? [];
-      const serverAfter = await snapshot();
       const statAfter = readInferStat(client);
       const cpuAfter = cpuNowUs();
       take();
@@ -162,6 +160,8 @@ export async function profileLevel(
       if (records.length > 0 && records.every((r) => !r.ok)) {
         throw new PerfError('SERVER', firstError(records));
       }
+      const scrapes = scraper?.takeScrapes() ?? [];
+      const serverAfter = await snapshot();
       const inferStat = diffInferStat(statBefore, statAfter);
       const durationNs = requestCountMode
         ? clampedDuration(records, windowStart, windowEnd)
