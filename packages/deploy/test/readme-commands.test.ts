@@ -115,6 +115,12 @@ const NOT_RUN: Record<string, string> = {
   'npm install @tritonserver-ts/client': REGISTRY,
   'npm install @tritonserver-ts/client @grpc/grpc-js': REGISTRY,
   'npm install @tritonserver-ts/server': REGISTRY,
+  'npm install @tritonserver-ts/perf': REGISTRY,
+  // packages/perf/README.md: perf-analyzer-ts against a server on the default ports
+  'npx perf-analyzer-ts -m simple -u localhost:8000 --concurrency-range 1:4':
+    'needs a server serving `simple` on localhost:8000; packages/perf/test/perf-cli.test.ts runs the same bin with these options against the embedded server and checks its report, CSV and export',
+  'npx perf-analyzer-ts -m simple -i grpc -u localhost:8001 --concurrency-range 1:4 -f perf.csv --verbose-csv --profile-export-file profile.json':
+    'needs a server serving `simple` on localhost:8001; packages/perf/test/perf-cli.test.ts runs the same bin over gRPC and with -f, --verbose-csv and --profile-export-file against the embedded server',
   // docker/README.md: preparing a GPU host
   'sudo apt-get update': GPU_HOST,
   'sudo apt-get install -y ubuntu-drivers-common': GPU_HOST,
