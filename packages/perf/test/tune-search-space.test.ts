@@ -6,6 +6,7 @@ import {
   applySettings,
   describeSettings,
   enumerateSearchSpace,
+  sameSettings,
   settingsOf,
 } from '../src/tune/search-space.js';
 import type { SearchSpaceOptions } from '../src/tune/tune-options.js';
@@ -95,6 +96,23 @@ describe('tuner search space', () => {
       },
     );
     expect(withDb).not.toHaveProperty('dynamic_batching');
+  });
+
+  it('compares served settings as Triton normalizes them (no preferred sizes → [max_batch_size])', () => {
+    const sent = settingsOf({ ...IDENTITY, dynamic_batching: { max_queue_delay_microseconds: 100 } });
+    const served = settingsOf({
+      ...IDENTITY,
+      dynamic_batching: { preferred_batch_size: [4], max_queue_delay_microseconds: 100 },
+    });
+    expect(sameSettings(sent, served)).toBe(true);
+    expect(sameSettings(sent, { ...served, instanceCount: 2 })).toBe(false);
+    expect(sameSettings({ ...sent, kind: 'KIND_AUTO' }, served)).toBe(true);
+    // The same normalization dedupes the sweep: "on, no preferred sizes" is the default here.
+    const s = enumerateSearchSpace(
+      { ...IDENTITY, dynamic_batching: { preferred_batch_size: [4] } },
+      space({ instanceCounts: [1], maxBatchSizes: [4], dynamicBatching: [ON] }),
+    );
+    expect(s.variants.map((v) => v.name)).toEqual(['m_config_default']);
   });
 
   it('skips invalid combinations: preferred sizes above max_batch_size, batching for max_batch_size 0', () => {

@@ -166,12 +166,23 @@ export function settingsKey(s: VariantSettings): string {
 }
 
 /**
- * True when a served configuration's settings are `expected` (the kind is only compared when the
- * sweep set one: a server picks the kind of a config that names none).
+ * `s` as Triton normalizes it when loading: dynamic batching without preferred batch sizes gets
+ * `preferred_batch_size: [max_batch_size]`.
+ */
+export function normalizedSettings(s: VariantSettings): VariantSettings {
+  const db = s.dynamicBatching;
+  if (!db.enabled || db.preferredBatchSize.length > 0 || s.maxBatchSize <= 0) return s;
+  return { ...s, dynamicBatching: { ...db, preferredBatchSize: [s.maxBatchSize] } };
+}
+
+/**
+ * True when a served configuration's settings are `expected` once normalized as Triton does (see
+ * {@link normalizedSettings}); the kind is only compared when the sweep set one (a server picks the
+ * kind of a config that names none).
  */
 export function sameSettings(expected: VariantSettings, served: VariantSettings): boolean {
   const kind = expected.kind === 'KIND_AUTO' ? served.kind : expected.kind;
-  return settingsKey({ ...expected, kind }) === settingsKey(served);
+  return settingsKey(normalizedSettings({ ...expected, kind })) === settingsKey(normalizedSettings(served));
 }
 
 /**
@@ -208,7 +219,7 @@ export function enumerateSearchSpace(base: ModelConfig, space: SearchSpaceOption
     isOnnxRuntimeModel(base) && space.intraOpThreadCounts.length > 0
       ? distinct(space.intraOpThreadCounts)
       : [defaults.intraOpThreadCount];
-  const seen = new Set<string>([settingsKey(defaults)]);
+  const seen = new Set<string>([settingsKey(normalizedSettings(defaults))]);
   for (const instanceCount of distinct(space.instanceCounts)) {
     for (const maxBatchSize of batchSizes) {
       for (const choice of space.dynamicBatching) {
@@ -221,7 +232,7 @@ export function enumerateSearchSpace(base: ModelConfig, space: SearchSpaceOption
             dynamicBatching,
             intraOpThreadCount,
           };
-          const key = settingsKey(settings);
+          const key = settingsKey(normalizedSettings(settings));
           if (seen.has(key)) continue;
           seen.add(key);
           const reason = invalidReason(settings, canBatch);

@@ -1,0 +1,230 @@
+/**
+ * The tuner against the embedded server (in-process, explicit model control) on identity models
+ * whose cost is known: `execute_delay_ms` sleeps once per EXECUTION (whatever the batch size), so
+ * instances and dynamic batching change throughput by simple arithmetic. Timing-sensitive: run
+ * under `flock /tmp/bench.lock`; tolerances are stated at each assert.
+ */
+import { TritonClient } from '@tritonserver-ts/client';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { settingsOf } from '../src/tune/search-space.js';
+import { TUNE_CSV_COLUMNS } from '../src/tune/results-csv.js';
+import { tuneCli } from '../src/tune/tune-command.js';
+import { tune } from '../src/tune/tuner.js';
+import { tuneOptions } from '../src/tune/tune-options.js';
+import { startEmbedded, type Embedded } from './helpers/embedded.js';
+
+/** 40 ms per execution, max batch 4, 1 instance, no dynamic batching (the repository config). */
+const BATCH_DELAY_MS = 40;
+/** Instance 0 sleeps 20 ms per execution, instance 1 sleeps 20 × (1 + 3) = 80 ms; no batching. */
+const UNEVEN = `name: "tune_uneven"
+backend: "identity"
+max_batch_size: 0
+input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ 4 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 4 ] } ]
+instance_group [ { kind: KIND_CPU count: 1 } ]
+parameters { key: "execute_delay_ms" value { string_value: "20" } }
+parameters { key: "instance_wise_delay_multiplier" value { string_value: "3" } }
+`;
+
+function sink(): { write(text: string): boolean; text: () => string } {
+  let out = '';
+  return {
+    write(text: string) {
+      out += text;
+      return true;
+    },
+    text: () => out,
+  };
+}
+
+describe('tuner on the embedded server', () => {
+  let e: Embedded;
+  let client: TritonClient;
+  let outDir: string;
+
+  beforeAll(async () => {
+    e = await startEmbedded({
+      identity: [{ name: 'tune_batch', delayMs: BATCH_DELAY_MS, maxBatchSize: 4, dims: [4] }],
+    });
+    await mkdir(join(e.repository, 'tune_uneven', '1'), { recursive: true });
+    await writeFile(join(e.repository, 'tune_uneven', 'config.pbtxt'), UNEVEN);
+    await writeFile(join(e.repository, 'tune_uneven', '1', '.keep'), '');
+    client = new TritonClient({ url: e.url });
+    await client.loadModel('tune_uneven');
+    outDir = await mkdtemp(join(tmpdir(), 'tune-embedded-'));
+  });
+  afterAll(async () => {
+    await client?.close();
+    await e?.close();
+    if (outDir !== undefined) await rm(outDir, { recursive: true, force: true });
+  });
+
+  it('model-analyzer-ts profile: picks 2 instances × max batch 4 × dynamic batching at concurrency 8, writes the files, restores the config', async () => {
+    const before = await client.getModelConfig('tune_batch');
+    const stdout = sink();
+    const stderr = sink();
+    const code = await tuneCli(
+      [
+        'profile',
+        '-m',
+        'tune_batch',
+        '-u',
+        e.url,
+        '--instance-counts',
+        '1,2',
+        '--max-batch-sizes',
+        '1,4',
+        '--dynamic-batching',
+        'off,on',
+        // A 10 ms queue delay lets the concurrent requests meet in one batch every time.
+        '--max-queue-delay-microseconds',
+        '10000',
+        '--concurrency',
+        '8',
+        '--latency-budget',
+        '70',
+        '-p',
+        '500',
+        '--shape',
+        'INPUT0:4',
+        '--output-dir',
+        outDir,
+      ],
+      { stdout, stderr },
+    );
+    expect(stderr.text()).not.toMatch(/error/);
+    expect(code).toBe(0);
+
+    // The CSV: one row per configuration (one concurrency each).
+    const csv = (await readFile(join(outDir, 'results.csv'), 'utf8')).trimEnd().split('\n');
+    expect(csv[0]).toBe(TUNE_CSV_COLUMNS.join(','));
+    const col = (row: string[], name: (typeof TUNE_CSV_COLUMNS)[number]): string =>
+      row[TUNE_CSV_COLUMNS.indexOf(name)] ?? '';
+    const rows = csv.slice(1).map((l) => l.split(','));
+    const byKey = new Map(
+      rows.map((r) => [
+        `${col(r, 'Instance Group')}/${col(r, 'Max Batch Size')}/${col(r, 'Dynamic Batching')}`,
+        r,
+      ]),
+    );
+    // 2 × 2 × 2 combinations; "1 instance, max batch 4, off" is the model's own config (the default).
+    expect(rows).toHaveLength(8);
+    expect([...byKey.keys()].sort()).toEqual([
+      '1:CPU/1/Disabled',
+      '1:CPU/1/Enabled',
+      '1:CPU/4/Disabled',
+      '1:CPU/4/Enabled',
+      '2:CPU/1/Disabled',
+      '2:CPU/1/Enabled',
+      '2:CPU/4/Disabled',
+      '2:CPU/4/Enabled',
+    ]);
+    const tput = (key: string): number => Number(col(byKey.get(key) ?? [], 'Throughput (infer/sec)'));
+    // Arithmetic (8 requests in flight, 40 ms per execution): one request per execution without
+    // batching → 25/s per instance; batches of 4 → 100/s per instance. Measured within −30 %/+10 %
+    // (overheads only slow things down).
+    const per = 1000 / BATCH_DELAY_MS;
+    const expected: Record<string, number> = {
+      '1:CPU/1/Disabled': per,
+      '1:CPU/1/Enabled': per,
+      '1:CPU/4/Disabled': per,
+      '1:CPU/4/Enabled': 4 * per,
+      '2:CPU/1/Disabled': 2 * per,
+      '2:CPU/1/Enabled': 2 * per,
+      '2:CPU/4/Disabled': 2 * per,
+      '2:CPU/4/Enabled': 8 * per,
+    };
+    for (const [key, value] of Object.entries(expected)) {
+      expect(tput(key), key).toBeGreaterThan(value * 0.7);
+      expect(tput(key), key).toBeLessThan(value * 1.1);
+    }
+    // The 70 ms p99 budget rules out 1 instance with batching (two 40 ms rounds per request) and
+    // every config without batching; only the winner satisfies it.
+    const satisfied = rows
+      .filter((r) => col(r, 'Satisfies Constraints') === 'Yes')
+      .map((r) => col(r, 'Model Config Path'));
+    const winner = col(byKey.get('2:CPU/4/Enabled') ?? [], 'Model Config Path');
+    expect(satisfied).toEqual([winner]);
+    expect(Number(col(byKey.get('1:CPU/4/Enabled') ?? [], 'p99 Latency (ms)'))).toBeGreaterThan(70);
+
+    // Console: the table with the winner starred, the summary, the files.
+    const out = stdout.text();
+    expect(out).toMatch(new RegExp(`^\\*${winner}\\s+2:CPU\\s+4\\s+Enabled 10000us\\s+8\\s`, 'm'));
+    expect(out).toMatch(
+      new RegExp(
+        `, ${winner} \\(2 CPU instances, max batch 4, dynamic batching \\(delay 10000 µs\\)\\) delivers maximum throughput under the given constraints \\(p99 latency <= 70 ms\\)`,
+      ),
+    );
+    expect(out).toMatch(/^Total time: \d+\.\d s$/m);
+    expect(out).toContain(`Best config: ${join(outDir, 'best', 'config.pbtxt')}`);
+
+    // best/config.pbtxt: the winner, loadable as the model's config.
+    const pbtxt = await readFile(join(outDir, 'best', 'config.pbtxt'), 'utf8');
+    expect(pbtxt).toMatch(/^name: "tune_batch"\n/);
+    expect(pbtxt).toContain('max_queue_delay_microseconds: 10000');
+    expect(pbtxt).toMatch(/instance_group \[\n {2}\{\n(?: {4}.*\n)*? {4}count: 2\n/);
+    const html = await readFile(join(outDir, 'report.html'), 'utf8');
+    expect(html).toContain(`<g class="series winner" data-config="${winner}">`);
+    expect(html).toContain(`<rect class="bar winner" data-config="${winner}"`);
+
+    // The model serves its own configuration again.
+    const after = await client.getModelConfig('tune_batch');
+    expect(after).toEqual(before);
+    expect(await client.isModelReady('tune_batch')).toBe(true);
+  });
+
+  it('a p99 budget rules out the faster configuration whose slow instance makes the tail long; early exit skips higher concurrencies', async () => {
+    const before = await client.getModelConfig('tune_uneven');
+    const result = await tune(
+      tuneOptions({
+        modelName: 'tune_uneven',
+        url: e.url,
+        latencyBudgetMs: 50,
+        latencyMetric: 'p99',
+        tieTolerancePercent: 10,
+        space: {
+          instanceCounts: [1, 2],
+          maxBatchSizes: [1, 4],
+          dynamicBatching: [
+            { enabled: false },
+            { enabled: true, preferredBatchSize: [], maxQueueDelayMicroseconds: 0 },
+          ],
+          concurrency: [1, 2, 4, 8],
+        },
+        perf: { measurementIntervalMs: 500 },
+      }),
+    );
+    // max_batch_size 0: only the instance count varies; the batching choices are skipped.
+    expect(result.space.variants.map((v) => [v.settings.instanceCount, v.settings.maxBatchSize])).toEqual([
+      [1, 0],
+      [2, 0],
+    ]);
+    expect(result.space.skipped.every((s) => /cannot batch/.test(s.reason))).toBe(true);
+    const [one, two] = result.configs;
+    // 1 instance (20 ms): 50/s at every concurrency; p99 ≈ 20, 40, 80 ms → over 50 ms at 4, 8 skipped.
+    expect(one?.measurements.map((m) => m.concurrency)).toEqual([1, 2, 4]);
+    expect(one?.skippedConcurrency).toEqual([8]);
+    // 2 instances: concurrency 1 always finds instance 0 free (20 ms); at 2 the 80 ms instance works
+    // too: 50 + 12.5 = 62.5/s but a p99 of 80 ms → over the budget, 4 and 8 skipped.
+    expect(two?.measurements.map((m) => m.concurrency)).toEqual([1, 2]);
+    expect(two?.skippedConcurrency).toEqual([4, 8]);
+    const fast = two?.measurements[1];
+    expect(fast?.throughput).toBeGreaterThan(62.5 * 0.85);
+    expect(fast?.latencyMs.p99).toBeGreaterThan(70);
+    expect(fast?.satisfiesConstraints).toBe(false);
+    // Its average latency (2 / 62.5 s = 32 ms) would have met a budget on the average.
+    expect(fast?.latencyMs.avg).toBeLessThan(45);
+    // The winner: 1 instance (ties within 10 % go to fewer resources, then lower concurrency).
+    expect(result.best?.variant).toBe('tune_uneven_config_default');
+    expect(result.best?.concurrency).toBe(1);
+    expect(result.best?.throughput).toBeGreaterThan(50 * 0.85);
+    expect((fast?.throughput ?? 0) / (result.best?.throughput ?? 1)).toBeGreaterThan(1.1);
+    expect(result.restoreError).toBeUndefined();
+    expect(result.durationMs).toBeGreaterThan(0);
+    expect(settingsOf(await client.getModelConfig('tune_uneven'))).toEqual(settingsOf(before));
+  });
+});
