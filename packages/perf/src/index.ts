@@ -31,3 +31,33 @@ export { summarizeClient, percentileIndex, REPORTED_PERCENTILES } from './measur
 export { toServerSideStats, serverStatsDelta, mergeRawServerStats } from './measure/server-stats.js';
 export { isStable, STABILITY_WINDOW } from './measure/stability.js';
 export { parseGpuMetrics, summarizeMetrics } from './measure/metrics.js';
+export {
+  tune,
+  type ConfigOutcome,
+  type TuneHooks,
+  type TuneProgress,
+  type TuneResult,
+} from './tune/tuner.js';
+export * from './tune/tune-options.js';
+export * from './tune/search-space.js';
+export * from './tune/select.js';
+export { applyConfig, restoreConfig, waitUntilReady, type ConfigClient } from './tune/apply-config.js';
+export { quoteText, writeModelConfigPbtxt, writeTextFormat } from './tune/pbtxt-writer.js';
+export { csvField, TUNE_CSV_COLUMNS, tuneCsv, tuneCsvRow } from './tune/results-csv.js';
+export { constraintsText, formatTuneTable, summarySentence } from './tune/results-table.js';
+export {
+  bestThroughputChart,
+  escapeHtml,
+  latencyThroughputChart,
+  niceTicks,
+  tuneHtmlReport,
+} from './tune/html-report.js';
+export { bestConfigPbtxt, writeTuneOutputs, type TuneOutputFiles } from './tune/write-outputs.js';
+export {
+  DEFAULT_OUTPUT_DIR,
+  parseTuneArgs,
+  tuneUsage,
+  type TuneCliOptions,
+  type TuneHelpRequest,
+} from './tune/parse-tune-args.js';
+export { tuneCli } from './tune/tune-command.js';
