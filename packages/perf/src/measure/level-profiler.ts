@@ -285,5 +285,16 @@ function mergeLevel(
     metrics: options.collectMetrics ? summarizeMetrics(reported.flatMap((w) => w.scrapes)) : undefined,
     generator: generatorCost(cpuUs, wallUs, records.length),
     records,
+    windowBoundariesNs: windowBoundaries(reported),
   };
+}
+
+/** Starts and ends of the reported windows, a boundary two windows share once (profile export). */
+function windowBoundaries(windows: readonly Window[]): bigint[] {
+  const boundaries: bigint[] = [];
+  for (const w of windows) {
+    if (boundaries[boundaries.length - 1] !== w.startNs) boundaries.push(w.startNs);
+    boundaries.push(w.endNs);
+  }
+  return boundaries;
 }
