@@ -233,6 +233,27 @@ describe('runPerf over gRPC and on ensembles', () => {
 });
 
 describe('runPerf measurement modes', () => {
+  it('request rate: throughput follows the rate, the level is the rate', async () => {
+    // 25 req/s on a 20 ms model (50/s capacity): the server keeps up
+    const run = await runPerf(
+      options({
+        modelName: 'delay20',
+        measurementIntervalMs: 500,
+        stabilityPercentage: 25,
+        load: { kind: 'request_rate', distribution: 'constant', range: { start: 25, end: 25, step: 1 } },
+      }),
+    );
+    const level = run.results[0];
+    expect(level?.mode).toBe('request_rate');
+    expect(level?.level).toBe(25);
+    expect(level?.stable).toBe(true);
+    // ± 15 % of the asked rate
+    expect(level?.client.throughput).toBeGreaterThan(25 * 0.85);
+    expect(level?.client.throughput).toBeLessThan(25 * 1.15);
+    // no queueing at half the capacity: latency ≈ the delay
+    expect(level?.client.avgLatencyUs).toBeLessThan((DELAY_MS + 15) * 1000);
+  });
+
   it('count_windows: each window lasts until N requests ended (checked every second)', async () => {
     // 50 ms per request: 15 requests take 0.75 s, so each window is one 1 s check
     const run = await runPerf(

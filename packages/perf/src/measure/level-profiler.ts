@@ -128,6 +128,12 @@ export async function profileLevel(
   let pending: RequestRecord[] = [];
   try {
     await start();
+    // perf_analyzer's first window starts once the level runs; a --request-count window starts
+    // before, so that none of its requests can end ahead of it.
+    if (!requestCountMode) {
+      windowStart = now();
+      cpuBefore = cpuNowUs();
+    }
     let aborted = false;
     for (let trial = 1; trial <= (requestCountMode ? 1 : options.maxTrials); trial += 1) {
       let collected = 0;
