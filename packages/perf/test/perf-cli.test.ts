@@ -251,6 +251,32 @@ describe('perf-analyzer-ts against the embedded server', () => {
     expect(missing.stderr).not.toMatch(/^\s+at /m);
   });
 
+  it("a single level that never stabilises: perf_analyzer's warning, UNSTABLE, exit 1, no CSV", async () => {
+    const csvFile = join(out, 'unstable.csv');
+    // -s 0 asks the last 3 windows for identical throughput and latency: never met in 3 trials.
+    const result = await perfAnalyzer([
+      '-m',
+      'simple',
+      '-u',
+      hostPort(embedded.url),
+      '-p',
+      '100',
+      '-s',
+      '0',
+      '-r',
+      '3',
+      '-f',
+      csvFile,
+    ]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(
+      'Failed to obtain stable measurement within 3 measurement windows for concurrency 1. Please try to increase the --measurement-interval.\n',
+    );
+    expect(result.stderr).toContain('error: UNSTABLE: Failed to obtain stable measurement.\n');
+    expect(result.stdout.endsWith('Request concurrency: 1\n')).toBe(true);
+    await expect(readFile(csvFile, 'utf8')).rejects.toThrow(/ENOENT/);
+  });
+
   it('Ctrl+C stops the sweep, keeps what was measured and prints it', async () => {
     let sent = false;
     const result = await perfAnalyzer(
