@@ -11,7 +11,7 @@ import { PerfError } from './errors.js';
 import { createLoadManager } from './load/create-load-manager.js';
 import type { LoadManager } from './load/load-manager.js';
 import { createPerfClient } from './load/perf-client.js';
-import { profileLevel, type StatisticsSource } from './measure/level-profiler.js';
+import { IDLE_LIMIT_MS, profileLevel, type StatisticsSource } from './measure/level-profiler.js';
 import type { ModelId } from './measure/server-stats.js';
 import { sweepLevels } from './measure/sweep.js';
 import { fetchModelProfile } from './model/model-profile.js';
@@ -102,13 +102,17 @@ async function warmup(
   const warmLevel = options.load.kind === 'concurrency' ? Math.min(level, count) : level;
   await manager.changeLevel(warmLevel, count);
   let done = 0;
+  let progressAt = performance.now();
   while (done < count) {
     try {
       await sleep(WARMUP_POLL_MS, undefined, signal === undefined ? undefined : { signal });
     } catch {
       return false;
     }
-    done += manager.takeRecords().length;
+    const taken = manager.takeRecords().length;
+    done += taken;
+    if (taken > 0) progressAt = performance.now();
+    else if (manager.inFlight === 0 && performance.now() - progressAt > IDLE_LIMIT_MS) break;
   }
   return true;
 }

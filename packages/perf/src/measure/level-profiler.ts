@@ -36,6 +36,8 @@ export const TIME_WINDOW_FACTOR = 1.2;
 export const COUNT_WINDOW_POLL_MS = 1000;
 /** How often a `--request-count` window checks for its last request (ms). */
 const REQUEST_COUNT_POLL_MS = 5;
+/** A limited batch of requests (`--request-count`, warmup) gives up after this long idle (ms). */
+export const IDLE_LIMIT_MS = 2000;
 
 /** perf_analyzer's message for a window in which no request ended. */
 export const NO_VALID_REQUESTS =
@@ -140,12 +142,17 @@ export async function profileLevel(
       const take = (): void => {
         const taken = manager.takeRecords();
         collected += taken.length;
-        pending = pending.concat(taken);
+        for (const record of taken) pending.push(record);
       };
       if (requestCountMode) {
+        let progressAt = performance.now();
         while (collected < options.requestCount && !aborted) {
           aborted = !(await pause(REQUEST_COUNT_POLL_MS, signal));
+          const before = collected;
           take();
+          if (collected > before) progressAt = performance.now();
+          // a manager that has nothing in flight and delivers nothing more will not reach N
+          else if (manager.inFlight === 0 && performance.now() - progressAt > IDLE_LIMIT_MS) break;
         }
       } else if (options.measurementMode === 'count_windows') {
         while (collected < options.measurementRequestCount && !aborted) {
