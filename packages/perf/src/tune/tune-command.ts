@@ -21,7 +21,11 @@ import { writeTuneOutputs } from './write-outputs.js';
 
 const NAME = 'model-analyzer-ts';
 
-/** A progress reporter on `io.stderr`: an in-place line on a terminal, one line per step otherwise. */
+/**
+ * A progress reporter on `io.stderr`. On a terminal: one line updated in place (each step kept on
+ * its own line with `-v`). In a log: one line per configuration and per measurement, no per-window
+ * lines.
+ */
 function progressReporter(
   io: CliIo,
   verbose: boolean,
@@ -30,11 +34,13 @@ function progressReporter(
   let shown = false;
   let current = '';
   let totalConfigs = 0;
-  const line = (text: string, transient: boolean): void => {
+  /** `step`: a configuration or measurement; `window`: a perf window; `note`: always its own line. */
+  const line = (text: string, kind: 'step' | 'window' | 'note'): void => {
+    const transient = kind === 'window' || (kind === 'step' && !verbose);
     if (tty) {
       io.stderr.write(`\r\u001b[2K${text}${transient ? '' : '\n'}`);
       shown = transient;
-    } else if (!transient) {
+    } else if (kind !== 'window') {
       io.stderr.write(`${text}\n`);
     }
   };
@@ -48,18 +54,18 @@ function progressReporter(
               (e.space.skipped.length > 0
                 ? ` (${String(e.space.skipped.length)} invalid combinations skipped)`
                 : ''),
-            false,
+            'note',
           );
           break;
         case 'config-start':
           current = `[${NAME}] ${String(e.index)}/${String(e.total)} ${e.variant.name}`;
-          line(`${current}: ${describeSettings(e.variant.settings)}`, !verbose);
+          line(`${current}: ${describeSettings(e.variant.settings)}`, 'step');
           break;
         case 'perf':
           if (e.event.kind === 'window') {
             line(
               `${current}, concurrency ${String(e.event.level)}: pass ${String(e.event.trial)}/${String(e.event.maxTrials)}, ${e.event.throughput.toFixed(1)} infer/sec`,
-              true,
+              'window',
             );
           }
           break;
@@ -67,18 +73,18 @@ function progressReporter(
           const m = e.measurement;
           line(
             `${current}, concurrency ${String(m.concurrency)}: ${m.throughput.toFixed(1)} infer/sec, p99 ${m.latencyMs.p99.toFixed(2)} ms${m.stable ? '' : ' (not stable)'}`,
-            !verbose,
+            'step',
           );
           break;
         }
         case 'config-error':
-          line(`[${NAME}] ${e.variant.name}: not measured: ${e.error}`, false);
+          line(`[${NAME}] ${e.variant.name}: not measured: ${e.error}`, 'note');
           break;
         case 'warning':
-          if (verbose) line(`[${NAME}] ${e.variant.name}: ${e.message.trim()}`, false);
+          if (verbose) line(`[${NAME}] ${e.variant.name}: ${e.message.trim()}`, 'note');
           break;
         case 'restored':
-          line(`[${NAME}] the model's own configuration is loaded again`, !verbose);
+          line(`[${NAME}] the model's own configuration is loaded again`, 'step');
           break;
       }
     },
