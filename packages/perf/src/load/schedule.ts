@@ -33,15 +33,19 @@ export function intervalGaps(intervalsUs: readonly number[]): GapSource {
 }
 
 /**
- * How much before a deadline a timer wakes up; the rest is waited by yielding to the event loop
- * (`setImmediate`), which keeps responses flowing. Node timers have a 1 ms grain and fire late,
- * so a timer alone would make every request up to ~1.5 ms late.
+ * Below this the last bit of a wait is spent yielding to the event loop (`setImmediate`) rather
+ * than on a timer. Node timers have a 1 ms grain and fire up to ~1 ms late; spinning the last
+ * 1.5 ms would put every request on time but costs ~1.5 ms of CPU per request (measured:
+ * 4.8 vs 3.3 ms of process CPU per request at 100/s, generator and in-process server), while the
+ * timer alone keeps the median gap within 0.1 ms of the schedule at that rate. So only a short
+ * final stretch is spun. Requests are never issued early, and the schedule is absolute: a late
+ * wake-up does not shift the requests after it.
  */
-const SPIN_NS = 1_500_000;
+const SPIN_NS = 250_000;
 
 /**
  * Waits for deadlines on `process.hrtime.bigint()`: a timer for the coarse part, a short yield
- * loop for the last ~1.5 ms. {@link Pacer.cancel} ends the current wait at once (stop, or a new
+ * loop for the last 0.25 ms. {@link Pacer.cancel} ends the current wait at once (stop, or a new
  * level).
  */
 export class Pacer {
