@@ -99,7 +99,12 @@ describe('runPerf on the embedded server (time windows)', () => {
   it('concurrency 1 and 4 on a 20 ms model: throughput, latency, queue and compute as the cost implies', async () => {
     const events: PerfProgress[] = [];
     const run = await runPerf(
-      options({ modelName: 'delay20', load: { kind: 'concurrency', range: { start: 1, end: 4, step: 3 } } }),
+      // -s 20: ~20 requests per window at concurrency 1, one request is 5 %
+      options({
+        modelName: 'delay20',
+        stabilityPercentage: 20,
+        load: { kind: 'concurrency', range: { start: 1, end: 4, step: 3 } },
+      }),
       { onProgress: (e) => events.push(e) },
     );
     expect(run.model.name).toBe('delay20');
