@@ -1,8 +1,9 @@
 /**
- * `--shared-memory system`: the run's inputs are written once into a POSIX shared-memory object
- * (`/dev/shm/<key>` on Linux) and registered with the server as one region per input of each data
- * entry; each output gets a region of `--output-shared-memory-size` bytes. Requests then name the
- * regions instead of carrying the tensors. Released (unregistered, unlinked) when the run stops.
+ * `--shared-memory system`: the run's inputs are written once into POSIX shared-memory objects
+ * (`/dev/shm/<key>` on Linux), one region (and object: Triton refuses one key under two region
+ * names) per input of each data entry, as perf_analyzer lays them out; each output gets a region of
+ * `--output-shared-memory-size` bytes. Requests then name the regions instead of carrying the
+ * tensors. Released (unregistered, unlinked) when the run stops.
  * @packageDocumentation
  */
 import { unlink, writeFile } from 'node:fs/promises';
@@ -30,14 +31,10 @@ export interface SystemSharedMemory {
   readonly outputs: readonly InferRequestedOutput[];
   /** The region names registered. */
   readonly regions: readonly string[];
-  /** The shared-memory key (`/name`; the file is `/dev/shm/name`). */
-  readonly key: string;
+  /** The shared-memory keys (`/name`; the file is `/dev/shm/name`), one per region. */
+  readonly keys: readonly string[];
   /** Unregisters every region and removes the file (best effort, bounded). Idempotent. */
   release(): Promise<void>;
-}
-
-function align(n: number): number {
-  return Math.ceil(n / 64) * 64;
 }
 
 /** A region name from a tensor name (shared-memory names are plain identifiers). */
@@ -57,62 +54,67 @@ export async function createSystemSharedMemory(
   outputByteSize: number,
   shmDir = SHM_DIR,
 ): Promise<SystemSharedMemory> {
-  const name = `perf_analyzer_ts_${process.pid}_${++serial}`;
-  const key = `/${name}`;
-  const file = join(shmDir, name);
-  // Layout: every input of every entry, then every output region, each 64-byte aligned.
-  const pieces: { region: string; bytes: Uint8Array | undefined; offset: number; size: number }[] = [];
-  let offset = 0;
+  const prefix = `perf_analyzer_ts_${process.pid}_${++serial}`;
+  // One object per region: the input's bytes, or an output's empty space.
+  const pieces: { region: string; bytes: Uint8Array | undefined; size: number }[] = [];
   const inputs = dataset.streams.map((steps, s) =>
     steps.map((request, t) =>
       request.inputs.map((input): InferInput => {
         if (input.data === undefined) return input;
         const bytes = tensorDataToBytes(input.datatype, toTensorData(input.datatype, input.data));
-        const region = regionName(name, input.name, s, t);
-        pieces.push({ region, bytes, offset, size: bytes.byteLength });
-        offset = align(offset + bytes.byteLength);
+        const region = regionName(prefix, input.name, s, t);
+        pieces.push({ region, bytes, size: bytes.byteLength });
         const { data: _data, binaryData: _binary, ...rest } = input;
         return { ...rest, sharedMemory: { region, byteSize: bytes.byteLength } };
       }),
     ),
   );
   const outputs = model.outputs.map((output): InferRequestedOutput => {
-    const region = regionName(name, output.name);
-    pieces.push({ region, bytes: undefined, offset, size: outputByteSize });
-    offset = align(offset + outputByteSize);
+    const region = regionName(prefix, output.name);
+    pieces.push({ region, bytes: undefined, size: outputByteSize });
     return { name: output.name, sharedMemory: { region, byteSize: outputByteSize } };
   });
 
+  const written: string[] = [];
   const registered: string[] = [];
   let released: Promise<void> | undefined;
   const release = (): Promise<void> => {
     released ??= (async () => {
+      // The files first: they go even when the server no longer answers.
+      await Promise.all(written.map((file) => unlink(file).catch(() => undefined)));
       for (const region of registered) {
         try {
           await client.unregisterSystemSharedMemory(region, { timeoutMs: CALL_TIMEOUT_MS });
         } catch {
-          // The server may be gone; the file is removed below either way.
+          // The server may be gone.
         }
       }
-      await unlink(file).catch(() => undefined);
     })();
     return released;
   };
 
   try {
-    const buffer = Buffer.alloc(Math.max(offset, 1));
-    for (const piece of pieces) if (piece.bytes !== undefined) buffer.set(piece.bytes, piece.offset);
-    await writeFile(file, buffer, { mode: 0o600 });
+    for (const piece of pieces) {
+      const file = join(shmDir, piece.region);
+      // A zero-byte tensor still needs a region: one byte.
+      const content =
+        piece.bytes !== undefined && piece.bytes.byteLength > 0
+          ? piece.bytes
+          : Buffer.alloc(Math.max(piece.size, 1));
+      await writeFile(file, content, { mode: 0o600, flag: 'wx' });
+      written.push(file);
+    }
   } catch (error) {
     await release();
-    throw new PerfError('SHARED_MEMORY', `cannot create the shared-memory object ${file}: ${String(error)}`, {
-      cause: error,
-    });
+    throw new PerfError(
+      'SHARED_MEMORY',
+      `cannot create a shared-memory object in ${shmDir}: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
   }
   try {
     for (const piece of pieces) {
-      // A zero-byte input still needs a region: register one byte.
-      await client.registerSystemSharedMemory(piece.region, key, Math.max(piece.size, 1), piece.offset, {
+      await client.registerSystemSharedMemory(piece.region, `/${piece.region}`, Math.max(piece.size, 1), 0, {
         timeoutMs: CALL_TIMEOUT_MS,
       });
       registered.push(piece.region);
@@ -124,5 +126,6 @@ export async function createSystemSharedMemory(
       cause: error,
     });
   }
-  return { inputs, outputs, regions: registered, key, release };
+  const keys = pieces.map((piece) => `/${piece.region}`);
+  return { inputs, outputs, regions: registered, keys, release };
 }
