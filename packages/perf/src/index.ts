@@ -6,6 +6,8 @@
 export * from './options/perf-options.js';
 export type * from './types.js';
 export type { LoadContext, LoadManager } from './load/load-manager.js';
+export { createLoadManager } from './load/create-load-manager.js';
+export { createPerfClient, PERF_CLIENT_TIMEOUT_MS } from './load/perf-client.js';
 export { PerfError, isPerfError, type PerfErrorCode } from './errors.js';
 export { parsePerfArgs, perfUsage, type PerfHelpRequest } from './options/parse-perf-args.js';
 export { fetchModelProfile } from './model/model-profile.js';
