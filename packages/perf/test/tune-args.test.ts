@@ -110,6 +110,7 @@ describe('model-analyzer-ts command line', () => {
       '1,2',
       '--run-config-search-disable',
       '--early-exit-disable',
+      '--allow-unstable',
     ]);
     expect(l.tune.latencyBudgetMs).toBe(20);
     expect(l.tune.space).toMatchObject({
@@ -120,6 +121,8 @@ describe('model-analyzer-ts command line', () => {
       searchDisabled: true,
     });
     expect(l.tune.earlyExit).toBe(false);
+    expect(l.tune.requireStable).toBe(false);
+    expect(parse(['-m', 'm']).tune.requireStable).toBe(true);
     expect(l.outputDir).toBe('out');
   });
 

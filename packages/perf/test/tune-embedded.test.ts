@@ -89,6 +89,9 @@ describe('tuner on the embedded server', () => {
         '70',
         '-p',
         '500',
+        // A wide stability band: only stable measurements can win, and the host is shared.
+        '-s',
+        '50',
         '--shape',
         'INPUT0:4',
         '--output-dir',
@@ -195,7 +198,7 @@ describe('tuner on the embedded server', () => {
           ],
           concurrency: [1, 2, 4, 8],
         },
-        perf: { measurementIntervalMs: 500 },
+        perf: { measurementIntervalMs: 500, stabilityPercentage: 50 },
       }),
     );
     // max_batch_size 0: only the instance count varies; the batching choices are skipped.

@@ -50,6 +50,15 @@ describe('tuner outputs', () => {
     expect(summarySentence(none)).toMatch(
       /no configuration satisfies the constraints \(p99 latency <= 1 ms\)/,
     );
+    const unstable = sampleResult();
+    const shaky = {
+      ...unstable,
+      best: undefined,
+      measurements: unstable.measurements.map((m) => ({ ...m, stable: false })),
+    };
+    expect(summarySentence(shaky)).toMatch(
+      /no configuration satisfies the constraints \(none\) with a stable measurement \(--allow-unstable lets unstable ones win\)\.$/,
+    );
   });
 
   it('HTML: self-contained, both charts with one line/bar per configuration, the winner highlighted, the pbtxt', () => {

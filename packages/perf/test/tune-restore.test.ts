@@ -38,7 +38,7 @@ describe('tuner: the configuration is restored', () => {
         dynamicBatching: [{ enabled: false }],
         concurrency: [1],
       },
-      perf: { measurementIntervalMs: 300, shapes: new Map([['INPUT0', [4]]]) },
+      perf: { measurementIntervalMs: 300, stabilityPercentage: 100, shapes: new Map([['INPUT0', [4]]]) },
       ...over,
     });
 

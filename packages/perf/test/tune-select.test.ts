@@ -59,6 +59,20 @@ describe('tuner: choosing the best', () => {
     );
   });
 
+  it('lets only stable measurements win unless told otherwise', () => {
+    const ms = [
+      { ...measurement('fast-unstable', settings(2, 4), 8, 300, 10), stable: false },
+      measurement('slow-stable', settings(1, 4), 8, 100, 10),
+    ];
+    expect(selectBest(ms, 5)?.variant).toBe('slow-stable');
+    expect(selectBest(ms, 5, false)?.variant).toBe('fast-unstable');
+    expect(selectBest([ms[0] as (typeof ms)[number]], 5)).toBeUndefined();
+    expect(rankConfigs(ms, 5).map((r) => [r.variant, r.best?.throughput])).toEqual([
+      ['slow-stable', 100],
+      ['fast-unstable', undefined],
+    ]);
+  });
+
   it('ranks configurations with the winner first, then those meeting the constraints', () => {
     const ms = [
       measurement('a', settings(1, 4), 1, 300, 90, P99_50),

@@ -67,6 +67,7 @@ const TUNER_OPTIONS: readonly Spec[] = [
   { long: 'max-configs', value: true },
   { long: 'tie-tolerance', value: true },
   { long: 'early-exit-disable', value: false },
+  { long: 'allow-unstable', value: false },
   { long: 'export-path', short: 'e', value: true },
   { long: 'verbose', short: 'v', value: false },
   { long: 'quiet', short: 'q', value: false },
@@ -354,6 +355,7 @@ export function parseTuneArgs(argv: readonly string[]): TuneCliOptions | TuneHel
     minThroughput,
     tieTolerancePercent,
     earlyExit: !has('early-exit-disable'),
+    requireStable: !has('allow-unstable'),
     space: {
       instanceCounts,
       maxBatchSizes,
@@ -427,6 +429,7 @@ export function tuneUsage(): string {
     ['--max-configs <n>', 'Refuse a sweep of more configurations (default 64).'],
     ['--tie-tolerance <percent>', 'Throughputs this close are ties, won by fewer resources (default 5).'],
     ['--early-exit-disable', 'Measure every concurrency even past the latency budget.'],
+    ['--allow-unstable', 'Let measurements that did not stabilise (within -r trials) win too.'],
     ['-e, --export-path <dir>', `Output directory (default ${DEFAULT_OUTPUT_DIR}; alias --output-dir).`],
     [
       '-b, -p, -s, -r, --shape, --input-data, ...',

@@ -34,7 +34,11 @@ export function summarySentence(result: TuneResult): string {
   const head = `In ${String(result.measurements.length)} measurement${result.measurements.length === 1 ? '' : 's'} across ${String(configs)} configuration${configs === 1 ? '' : 's'}`;
   const best = result.best;
   if (best === undefined) {
-    return `${head}, no configuration satisfies the constraints (${constraintsText(result)}).`;
+    const unstableOnly =
+      result.options.requireStable && result.measurements.some((m) => m.satisfiesConstraints);
+    return unstableOnly
+      ? `${head}, no configuration satisfies the constraints (${constraintsText(result)}) with a stable measurement (--allow-unstable lets unstable ones win).`
+      : `${head}, no configuration satisfies the constraints (${constraintsText(result)}).`;
   }
   const metric = result.options.latencyMetric;
   let sentence = `${head}, ${best.variant} (${describeSettings(best.settings)}) delivers maximum throughput under the given constraints (${constraintsText(result)}): ${fixed(best.throughput, 1)} infer/sec at concurrency ${String(best.concurrency)}, ${metric} latency ${fixed(best.latencyMs[metric], 2)} ms.`;
@@ -69,6 +73,7 @@ export function formatTuneTable(result: TuneResult): string {
     'Server Queue (ms)',
     'Server Compute (ms)',
     'Satisfies Constraints',
+    'Stable',
   ];
   const rows = result.measurements.map((m) => {
     const db = m.settings.dynamicBatching;
@@ -93,6 +98,7 @@ export function formatTuneTable(result: TuneResult): string {
       fixed(m.serverQueueMs, 2),
       fixed(m.serverComputeInputMs + m.serverComputeInferMs + m.serverComputeOutputMs, 2),
       m.satisfiesConstraints ? 'Yes' : 'No',
+      m.stable ? 'Yes' : 'No',
     ];
   });
   const out = [table(header, rows)];

@@ -112,15 +112,17 @@ function compareTies(a: TuneMeasurement, b: TuneMeasurement): number {
 }
 
 /**
- * The best measurement: among those satisfying the constraints, the ones whose throughput is
- * within `tieTolerancePercent` of the highest are ties, and the one with the fewest resources
- * wins. `undefined` when no measurement satisfies the constraints.
+ * The best measurement: among those satisfying the constraints (and stable, with `requireStable`:
+ * perf_analyzer fails a run that does not stabilise, and Model Analyzer then has no measurement),
+ * the ones whose throughput is within `tieTolerancePercent` of the highest are ties, and the one
+ * with the fewest resources wins. `undefined` when no measurement qualifies.
  */
 export function selectBest(
   measurements: readonly TuneMeasurement[],
   tieTolerancePercent: number,
+  requireStable = true,
 ): TuneMeasurement | undefined {
-  const ok = measurements.filter((m) => m.satisfiesConstraints);
+  const ok = measurements.filter((m) => m.satisfiesConstraints && (m.stable || !requireStable));
   if (ok.length === 0) return undefined;
   const top = Math.max(...ok.map((m) => m.throughput));
   const floor = top * (1 - Math.max(0, tieTolerancePercent) / 100);
@@ -131,7 +133,7 @@ export function selectBest(
 export interface ConfigStanding {
   readonly variant: string;
   readonly settings: VariantSettings;
-  /** Its best measurement satisfying the constraints (undefined: none did). */
+  /** Its best measurement satisfying the constraints (stable, with `requireStable`; undefined: none). */
   readonly best: TuneMeasurement | undefined;
   /** Its highest throughput over every measurement (0 when none). */
   readonly maxThroughput: number;
@@ -146,6 +148,7 @@ export interface ConfigStanding {
 export function rankConfigs(
   measurements: readonly TuneMeasurement[],
   tieTolerancePercent: number,
+  requireStable = true,
 ): ConfigStanding[] {
   const byVariant = new Map<string, TuneMeasurement[]>();
   for (const m of measurements) {
@@ -156,11 +159,11 @@ export function rankConfigs(
   const standings: ConfigStanding[] = [...byVariant.entries()].map(([variant, list]) => ({
     variant,
     settings: (list[0] as TuneMeasurement).settings,
-    best: selectBest(list, tieTolerancePercent),
+    best: selectBest(list, tieTolerancePercent, requireStable),
     maxThroughput: Math.max(0, ...list.map((m) => m.throughput)),
     measurements: list,
   }));
-  const winner = selectBest(measurements, tieTolerancePercent)?.variant;
+  const winner = selectBest(measurements, tieTolerancePercent, requireStable)?.variant;
   return standings.sort((a, b) => {
     if ((a.variant === winner) !== (b.variant === winner)) return a.variant === winner ? -1 : 1;
     if ((a.best === undefined) !== (b.best === undefined)) return a.best === undefined ? 1 : -1;

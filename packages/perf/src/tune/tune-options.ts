@@ -85,6 +85,11 @@ export interface TuneOptions extends TuneConstraints {
    * Default true.
    */
   readonly earlyExit: boolean;
+  /**
+   * Only measurements that met perf_analyzer's stability criterion can win (default true; perf_analyzer
+   * fails such a run, so Model Analyzer has no measurement for it). Unstable ones are still reported.
+   */
+  readonly requireStable: boolean;
   /** How long to wait for a configuration to become ready after the load call (default 60 s). */
   readonly readyTimeoutMs: number;
 }
@@ -111,6 +116,7 @@ export const TUNE_DEFAULTS = {
   perf: { measurementIntervalMs: 1000, maxTrials: 5 },
   tieTolerancePercent: 5,
   earlyExit: true,
+  requireStable: true,
   readyTimeoutMs: 60_000,
 } as const satisfies Omit<TuneOptions, 'modelName' | 'url'>;
 

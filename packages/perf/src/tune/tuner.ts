@@ -163,7 +163,7 @@ export async function tune(options: TuneOptions, hooks: TuneHooks = {}): Promise
       }
     }
 
-    const best = selectBest(measurements, options.tieTolerancePercent);
+    const best = selectBest(measurements, options.tieTolerancePercent, options.requireStable);
     return {
       options,
       modelName: options.modelName,
@@ -171,7 +171,7 @@ export async function tune(options: TuneOptions, hooks: TuneHooks = {}): Promise
       space,
       configs,
       measurements,
-      ranking: rankConfigs(measurements, options.tieTolerancePercent),
+      ranking: rankConfigs(measurements, options.tieTolerancePercent, options.requireStable),
       best,
       bestVariant: best === undefined ? undefined : space.variants.find((v) => v.name === best.variant),
       startedAtMs,

@@ -91,7 +91,7 @@ export function sampleResult(constraints: Partial<TuneConstraints> = {}): TuneRe
       return measurement(v.name, v.settings, c, tput, (c / tput) * 1000 * 1.05, options);
     }),
   );
-  const best = selectBest(measurements, options.tieTolerancePercent);
+  const best = selectBest(measurements, options.tieTolerancePercent, options.requireStable);
   return {
     options,
     modelName: 'm',
@@ -104,7 +104,7 @@ export function sampleResult(constraints: Partial<TuneConstraints> = {}): TuneRe
       skippedConcurrency: [],
     })),
     measurements,
-    ranking: rankConfigs(measurements, options.tieTolerancePercent),
+    ranking: rankConfigs(measurements, options.tieTolerancePercent, options.requireStable),
     best,
     bestVariant: space.variants.find((v) => v.name === best?.variant),
     startedAtMs: Date.UTC(2026, 10, 25, 21, 0, 0),
