@@ -225,9 +225,12 @@ describe('runPerf over gRPC and on ensembles', () => {
     expect(server?.composing.map((c) => `${c.name}:${c.version}`)).toEqual(['step10:1', 'inner:1']);
     const inner = server?.composing[1]?.stats;
     expect(inner?.composing.map((c) => `${c.name}:${c.version}`)).toEqual(['step5:1']);
-    // every ensemble request ran each step once
-    expect(server?.composing[0]?.stats.successCount).toBe(server?.successCount);
-    expect(inner?.composing[0]?.stats.successCount).toBe(server?.successCount);
+    // every ensemble request ran each step once (statistics are read while a request may be
+    // between steps: at concurrency 1, one request at each end of the merged windows)
+    const total = server?.successCount ?? 0;
+    expect(total).toBeGreaterThan(10);
+    expect(Math.abs((server?.composing[0]?.stats.successCount ?? 0) - total)).toBeLessThanOrEqual(2);
+    expect(Math.abs((inner?.composing[0]?.stats.successCount ?? 0) - total)).toBeLessThanOrEqual(2);
     // compute infer = 10 ms + 5 ms (+ up to 5 ms of timer slack)
     expect(server?.computeInferUs).toBeGreaterThanOrEqual(15_000);
     expect(server?.computeInferUs).toBeLessThan(20_000);
