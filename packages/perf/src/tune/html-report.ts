@@ -59,7 +59,14 @@ interface Frame {
   readonly bottom: number;
 }
 
-const FRAME: Frame = { width: 760, height: 380, left: 70, right: 200, top: 20, bottom: 50 };
+/** The plot area's size; the legend's width is added on the right, sized for the longest name. */
+const PLOT = { width: 560, height: 380, left: 70, top: 20, bottom: 50 };
+
+/** A frame whose right margin fits a legend of `names` (11 px text, about 6.5 px a character). */
+function frameFor(names: readonly string[]): Frame {
+  const right = 50 + Math.ceil(6.5 * Math.max(10, ...names.map((n) => n.length)));
+  return { ...PLOT, width: PLOT.width + right, right };
+}
 
 function axes(frame: Frame, xTicks: number[], yTicks: number[], xLabel: string, yLabel: string): string {
   const x0 = frame.left;
@@ -95,10 +102,10 @@ function axes(frame: Frame, xTicks: number[], yTicks: number[], xLabel: string, 
 /** SVG: throughput (y) against the chosen latency (x), one line per configuration over concurrency. */
 export function latencyThroughputChart(result: TuneResult): string {
   const metric = result.options.latencyMetric;
-  const f = FRAME;
   const points = result.measurements.filter(
     (m) => Number.isFinite(m.latencyMs[metric]) && Number.isFinite(m.throughput),
   );
+  const f = frameFor([...new Set(points.map((m) => m.variant))]);
   const budget = result.options.latencyBudgetMs;
   const xTicks = niceTicks(Math.max(budget ?? 0, ...points.map((m) => m.latencyMs[metric]), 1));
   const yTicks = niceTicks(Math.max(...points.map((m) => m.throughput), 1));
@@ -148,9 +155,9 @@ export function bestThroughputChart(result: TuneResult): string {
   const rows = result.ranking;
   const barHeight = 22;
   const gap = 8;
-  const left = 230;
-  const right = 130;
-  const width = 760;
+  const left = 24 + Math.ceil(7 * Math.max(10, ...rows.map((r) => r.variant.length)));
+  const right = rows.some((r) => r.best === undefined) ? 300 : 130;
+  const width = left + 420 + right;
   const height = 40 + rows.length * (barHeight + gap) + 30;
   const max = Math.max(1, ...rows.map((r) => r.best?.throughput ?? r.maxThroughput));
   const ticks = niceTicks(max);
