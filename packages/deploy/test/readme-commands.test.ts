@@ -121,6 +121,9 @@ const NOT_RUN: Record<string, string> = {
     'needs a server serving `simple` on localhost:8000; packages/perf/test/perf-cli.test.ts runs the same bin with these options against the embedded server and checks its report, CSV and export',
   'npx perf-analyzer-ts -m simple -i grpc -u localhost:8001 --concurrency-range 1:4 -f perf.csv --verbose-csv --profile-export-file profile.json':
     'needs a server serving `simple` on localhost:8001; packages/perf/test/perf-cli.test.ts runs the same bin over gRPC and with -f, --verbose-csv and --profile-export-file against the embedded server',
+  // packages/perf/README.md: model-analyzer-ts against a server with explicit model control
+  'npx model-analyzer-ts profile -m food_classifier_onnx -u localhost:8000 --latency-budget 200 --instance-counts 1,2 --max-batch-sizes 1,8 --concurrency 1,4,8':
+    'needs a server serving food_classifier_onnx on localhost:8000 with explicit model control, and minutes of measurement; packages/perf/test/tune-cli.test.ts runs the same bin (HTTP and gRPC, lists, budget) against the embedded server and checks its exit codes and files',
   // docker/README.md: preparing a GPU host
   'sudo apt-get update': GPU_HOST,
   'sudo apt-get install -y ubuntu-drivers-common': GPU_HOST,
