@@ -16,13 +16,7 @@ import type {
   TraceSettings,
   TraceSettingsUpdate,
 } from './api-types.js';
-import {
-  TritonAbortError,
-  TritonError,
-  TritonInvalidArgumentError,
-  TritonServerError,
-  TritonTimeoutError,
-} from './errors.js';
+import { TritonAbortError, TritonError, TritonInvalidArgumentError, TritonServerError } from './errors.js';
 import { HttpTransport } from './http/http-transport.js';
 import { InferResult } from './infer-result.js';
 import { InferStatRecorder, type InferStat, type InferTimer } from './infer-stat.js';
@@ -38,6 +32,7 @@ import type { CompressionAlgorithm } from './protocol/compression.js';
 import type { InferInput, InferRequestOptions } from './protocol/infer-request.js';
 import { splitRequestOptions } from './protocol/message.js';
 import { backoffDelay, isRetryable, sleep, type BackoffPolicy } from './retry.js';
+import { CallScope } from './call-scope.js';
 import type { Transport, TransportContext } from './transport.js';
 
 /** Options of {@link TritonClient.infer}: request options, per-call options, and a few infer-only ones. */
@@ -99,8 +94,9 @@ function versionString(version: string | number | undefined): string {
 export class TritonClient {
   /** The transport in use. */
   readonly transport: Transport;
-  readonly #headers: Record<string, string>;
-  readonly #queryParams: QueryParams;
+  /** Frozen: handed to transports as they are when a call adds none. */
+  readonly #headers: Readonly<Record<string, string>>;
+  readonly #queryParams: Readonly<QueryParams>;
   readonly #timeoutMs: number;
   readonly #maxRetries: number;
   readonly #backoff: BackoffPolicy;
@@ -121,8 +117,8 @@ export class TritonClient {
     } else {
       throw new TritonInvalidArgumentError('TritonClient needs a url or a transport');
     }
-    this.#headers = { ...options.headers };
-    this.#queryParams = { ...options.queryParams };
+    this.#headers = Object.freeze({ ...options.headers });
+    this.#queryParams = Object.freeze({ ...options.queryParams });
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
     this.#backoff = { baseDelayMs: options.retryDelayMs ?? 200, maxDelayMs: options.maxRetryDelayMs ?? 8000 };
@@ -146,7 +142,7 @@ export class TritonClient {
     this.#plugin = undefined;
   }
 
-  #checkHeaders(headers: Record<string, string>): void {
+  #checkHeaders(headers: Readonly<Record<string, string>>): void {
     if (Object.keys(headers).some((h) => h.toLowerCase() === 'transfer-encoding')) {
       throw new TritonInvalidArgumentError('the Transfer-Encoding header cannot be set by the caller');
     }
@@ -160,41 +156,30 @@ export class TritonClient {
     inferTimer?: InferTimer,
   ): Promise<T> {
     if (this.#closed) throw new TritonInvalidArgumentError('the client is closed');
-    const headers = { ...this.#headers, ...options.headers };
-    this.#plugin?.({ operation, headers });
-    this.#checkHeaders(headers);
+    let headers = this.#headers;
+    if (options.headers !== undefined || this.#plugin !== undefined) {
+      const merged = { ...this.#headers, ...options.headers };
+      this.#plugin?.({ operation, headers: merged });
+      this.#checkHeaders(merged);
+      headers = merged;
+    }
     const userSignal = options.signal;
     if (userSignal?.aborted === true) throw new TritonAbortError({ cause: userSignal.reason });
 
-    const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
-    const controller = new AbortController();
-    let timedOut = false;
-    // 0 or Infinity: no deadline (the Python client's `None`).
-    const timer =
-      timeoutMs > 0 && Number.isFinite(timeoutMs)
-        ? setTimeout(() => {
-            timedOut = true;
-            controller.abort(new TritonTimeoutError(timeoutMs));
-          }, timeoutMs)
-        : undefined;
-    const onUserAbort = (): void => controller.abort(new TritonAbortError({ cause: userSignal?.reason }));
-    userSignal?.addEventListener('abort', onUserAbort, { once: true });
-    const ctx: TransportContext = {
-      signal: controller.signal,
+    const scope = new CallScope(
       headers,
-      queryParams: { ...this.#queryParams, ...options.queryParams },
-      ...(timer !== undefined ? { deadline: Date.now() + timeoutMs } : {}),
-      timer: inferTimer,
-    };
-    const classify = (raw: unknown): unknown => {
-      if (timedOut) return new TritonTimeoutError(timeoutMs, { cause: raw });
-      if (userSignal?.aborted === true) return new TritonAbortError({ cause: raw });
-      return raw;
-    };
+      options.queryParams === undefined
+        ? this.#queryParams
+        : { ...this.#queryParams, ...options.queryParams },
+      options.timeoutMs ?? this.#timeoutMs,
+      userSignal,
+      inferTimer,
+    );
     const maxRetries = retryable ? (options.maxRetries ?? this.#maxRetries) : 0;
+    const debug = this.#logger !== silentLogger;
     try {
       for (let attempt = 0; ; attempt++) {
-        const started = performance.now();
+        const started = debug ? performance.now() : 0;
         if (attempt > 0 && inferTimer !== undefined) {
           // A retry: its send time starts now (not with the failed attempt and the backoff).
           inferTimer.sendStart = process.hrtime.bigint();
@@ -202,11 +187,13 @@ export class TritonClient {
           inferTimer.receiveStart = 0n;
         }
         try {
-          const result = await run(ctx);
-          this.#logger.debug('triton call', { operation, attempt, ms: performance.now() - started });
+          const result = await run(scope.context);
+          if (debug) {
+            this.#logger.debug('triton call', { operation, attempt, ms: performance.now() - started });
+          }
           return result;
         } catch (raw) {
-          const error = classify(raw);
+          const error = scope.classify(raw);
           if (!(error instanceof TritonError) || attempt >= maxRetries || !isRetryable(error)) throw error;
           const delay = backoffDelay(
             attempt,
@@ -220,15 +207,14 @@ export class TritonClient {
             error: error.message,
           });
           try {
-            await sleep(delay, controller.signal);
+            await sleep(delay, scope.signal);
           } catch (sleepError) {
-            throw classify(sleepError);
+            throw scope.classify(sleepError);
           }
         }
       }
     } finally {
-      clearTimeout(timer);
-      userSignal?.removeEventListener('abort', onUserAbort);
+      scope.dispose();
     }
   }
 

@@ -75,6 +75,6 @@ export {
   type Logger,
   type QueryParams,
 } from './options.js';
-export type { Transport, TransportContext } from './transport.js';
+export type { Cancellation, CancellationListener, Transport, TransportContext } from './transport.js';
 export { backoffDelay, isRetryable, parseRetryAfter, type BackoffPolicy } from './retry.js';
 export { HttpTransport, generateRequestBody, parseResponseBody } from './http/index.js';

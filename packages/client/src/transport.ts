@@ -39,13 +39,34 @@ export interface TransportContext {
    * When the call's timeout expires (ms since the epoch), for transports that tell the server
    * (gRPC's deadline); absent when the call has no timeout. `signal` fires at the same moment.
    */
-  readonly deadline?: number;
+  readonly deadline?: number | undefined;
   /**
    * Only for `infer`: the attempt's timestamps, for the client's `InferStat`. The transport
    * stamps `sendEnd` (`process.hrtime.bigint()`) once the encoded request is handed to its wire
    * library and `receiveStart` when the response starts to arrive; a transport may ignore it.
    */
   readonly timer?: InferTimer | undefined;
+  /**
+   * The same cancellation as `signal`, followed without an `AbortSignal` (which `TritonClient`
+   * makes only when a transport reads `signal`). Absent in contexts made elsewhere; see
+   * `cancellationOf`.
+   */
+  readonly cancellation?: Cancellation;
+}
+
+/** Told once when a call is cancelled (timeout or user abort), with the same reason as `signal`. */
+export interface CancellationListener {
+  onCallAbort(reason: unknown): void;
+}
+
+/** A call's cancellation: the state of its `signal`, and listeners told when it fires. */
+export interface Cancellation {
+  readonly aborted: boolean;
+  /** The abort reason (a `TritonTimeoutError` or `TritonAbortError`), once aborted. */
+  readonly reason: unknown;
+  /** Adds a listener, told once if the call is cancelled (not when it already was). */
+  addListener(listener: CancellationListener): void;
+  removeListener(listener: CancellationListener): void;
 }
 
 /** The operations of a Triton client, one per server API. */
