@@ -34,7 +34,11 @@ import { httpRequestOptions, type InferResponse } from '../protocol/message.js';
 import { parseJson, stringifyJson } from '../protocol/json.js';
 import { INFERENCE_HEADER_CONTENT_LENGTH } from '../protocol/wire.js';
 import type { Transport, TransportContext } from '../transport.js';
+import { cancellationOf } from '../call-scope.js';
+import { exchange, type HttpResponse, type ReceivedResponse } from './exchange.js';
 import { apiPath, parseServerUrl, type ServerAddress } from './url.js';
+
+export type { HttpResponse } from './exchange.js';
 
 /** Options of {@link HttpTransport}. */
 export interface HttpTransportOptions {
@@ -48,19 +52,14 @@ export interface HttpTransportOptions {
   readonly keepAliveTimeoutMs?: number;
 }
 
-/** A raw HTTP response. */
-export interface HttpResponse {
-  readonly status: number;
-  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
-  readonly body: Uint8Array;
-}
-
 function headerValue(headers: HttpResponse['headers'], name: string): string | undefined {
   const v = headers[name];
   return Array.isArray(v) ? v.join(', ') : v;
 }
 
 function queryString(params: Readonly<QueryParams>): string {
+  // Most calls have none: skip URLSearchParams.
+  if (Object.keys(params).length === 0) return '';
   const search = new URLSearchParams();
   for (const [key, value] of Object.entries(params)) {
     const values = Array.isArray(value) ? (value as readonly (string | number | boolean)[]) : [value];
@@ -103,6 +102,7 @@ export class HttpTransport implements Transport {
   readonly kind = 'http' as const;
   readonly address: ServerAddress;
   readonly #pool: Pool;
+  readonly #inferPaths = new Map<string, string>();
 
   constructor(options: HttpTransportOptions) {
     this.address = parseServerUrl(options.url, options.ssl);
@@ -117,37 +117,56 @@ export class HttpTransport implements Transport {
    * complete response arrives (the client turns it into a timeout or abort error when its signal
    * fired).
    */
-  async send(
+  send(
     method: 'GET' | 'POST',
     segments: string[],
     ctx: TransportContext,
     body?: Uint8Array | string,
     extraHeaders?: Record<string, string>,
   ): Promise<HttpResponse> {
-    const path = apiPath(this.address.basePath, ...segments) + queryString(ctx.queryParams);
+    return this.#send(method, apiPath(this.address.basePath, ...segments), ctx, body, extraHeaders);
+  }
+
+  async #send(
+    method: 'GET' | 'POST',
+    apiPathname: string,
+    ctx: TransportContext,
+    body: Uint8Array | string | undefined,
+    extraHeaders: Record<string, string> | undefined,
+    alignAt?: string,
+  ): Promise<ReceivedResponse> {
+    const path = apiPathname + queryString(ctx.queryParams);
     const headers: Record<string, string> = { ...ctx.headers, ...extraHeaders };
-    const timer = ctx.timer;
     try {
-      // undici takes the request synchronously (and writes it at once to an idle keep-alive
-      // connection); its promise settles when the response's status line and headers arrived.
-      const pending = this.#pool.request({
-        method,
-        path,
-        headers,
-        body: body ?? (method === 'POST' ? '' : null),
-        signal: ctx.signal,
-      });
-      if (timer !== undefined) timer.sendEnd = process.hrtime.bigint();
-      const res = await pending;
-      if (timer !== undefined) timer.receiveStart = process.hrtime.bigint();
-      const chunks: Buffer[] = [];
-      for await (const chunk of res.body) chunks.push(chunk as Buffer);
-      return { status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) };
+      return await exchange(
+        this.#pool,
+        {
+          method,
+          path,
+          headers,
+          body: body ?? (method === 'POST' ? '' : null),
+          ...(alignAt === undefined ? {} : { alignAt }),
+        },
+        cancellationOf(ctx),
+        ctx.timer,
+      );
     } catch (cause) {
       if (cause instanceof TritonError) throw cause;
       const detail = cause instanceof Error ? cause.message : String(cause);
       throw new TritonConnectionError(`${method} ${this.address.origin}${path} failed: ${detail}`, { cause });
     }
+  }
+
+  /** `{base}/v2/models/{name}[/versions/{version}]/infer`, cached for recent models. */
+  #inferPath(name: string, version: string): string {
+    const key = version === '' ? name : `${name}\u0000${version}`;
+    let path = this.#inferPaths.get(key);
+    if (path === undefined) {
+      path = apiPath(this.address.basePath, ...this.#model(name, version, 'infer'));
+      if (this.#inferPaths.size >= 256) this.#inferPaths.clear();
+      this.#inferPaths.set(key, path);
+    }
+    return path;
   }
 
   async #json<T>(
@@ -361,22 +380,28 @@ export class HttpTransport implements Transport {
       headers['content-encoding'] = call.requestCompression;
     }
     if (call.responseCompression !== undefined) headers['accept-encoding'] = call.responseCompression;
-    const res = await this.send(
+    const res = await this.#send(
       'POST',
-      this.#model(call.modelName, call.modelVersion, 'infer'),
+      this.#inferPath(call.modelName, call.modelVersion),
       ctx,
       body,
       headers,
+      INFERENCE_HEADER_CONTENT_LENGTH,
     );
-    let responseBody: Uint8Array;
-    try {
-      responseBody = await decompressBody(res.body, headerValue(res.headers, 'content-encoding'));
-    } catch (error) {
-      throw protocolFailure(error);
+    const encoding = res.header('content-encoding');
+    let responseBody = res.body;
+    if (encoding !== undefined) {
+      try {
+        responseBody = await decompressBody(res.body, encoding);
+      } catch (error) {
+        throw protocolFailure(error);
+      }
     }
-    if (res.status !== 200) throw serverErrorFromResponse({ ...res, body: responseBody });
+    if (res.status !== 200) {
+      throw serverErrorFromResponse({ status: res.status, headers: res.headers, body: responseBody });
+    }
     try {
-      return inferResponseFromHttp(responseBody, headerValue(res.headers, INFERENCE_HEADER_CONTENT_LENGTH));
+      return inferResponseFromHttp(responseBody, res.header(INFERENCE_HEADER_CONTENT_LENGTH));
     } catch (error) {
       throw protocolFailure(error);
     }

@@ -1,0 +1,223 @@
+/**
+ * One HTTP request/response over undici's `dispatch`, the response read whole into memory.
+ * This is what `Pool.request()` plus reading its body does, without the per-request `Readable`,
+ * async iterator, `AbortSignal` listener and `AsyncResource` that the streaming API costs.
+ * @packageDocumentation
+ */
+import type { Dispatcher } from 'undici';
+import type { InferTimer } from '../infer-stat.js';
+import type { Cancellation, CancellationListener } from '../transport.js';
+
+/** A raw HTTP response. */
+export interface HttpResponse {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  readonly body: Uint8Array;
+}
+
+/** What {@link exchange} sends. */
+export interface ExchangeRequest {
+  readonly method: 'GET' | 'POST';
+  readonly path: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: Uint8Array | string | null;
+  /**
+   * A response header (lower-case) whose integer value is an offset into the body that should
+   * fall on an 8-byte boundary of the returned body's memory: an infer response's
+   * `inference-header-content-length`, so that its binary outputs can be viewed in place instead
+   * of copied one by one. Only applied to an uncompressed body of known length.
+   */
+  readonly alignAt?: string;
+}
+
+/** Bodies up to this size are read into one buffer sized from `content-length`. */
+const PREALLOCATE_LIMIT = 64 * 1024 * 1024;
+
+/**
+ * Response headers as undici's `request()` gives them: names lower-cased, values latin1, a
+ * repeated header as an array of its values.
+ */
+export function parseRawHeaders(raw: readonly Buffer[]): Record<string, string | string[]> {
+  const headers: Record<string, string | string[]> = {};
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = (raw[i] as Buffer).toString('latin1').toLowerCase();
+    const value = (raw[i + 1] as Buffer).toString('latin1');
+    const seen = Object.hasOwn(headers, name) ? headers[name] : undefined;
+    if (seen === undefined) {
+      if (name === '__proto__') {
+        Object.defineProperty(headers, name, { value, enumerable: true, configurable: true, writable: true });
+      } else {
+        headers[name] = value;
+      }
+    } else if (typeof seen === 'string') headers[name] = [seen, value];
+    else seen.push(value);
+  }
+  return headers;
+}
+
+/** One header's value from raw headers (repeated values joined with `, `), or `undefined`. */
+function rawHeader(raw: readonly Buffer[], name: string): string | undefined {
+  let value: string | undefined;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const key = raw[i] as Buffer;
+    if (key.length !== name.length || key.toString('latin1').toLowerCase() !== name) continue;
+    const v = (raw[i + 1] as Buffer).toString('latin1');
+    value = value === undefined ? v : `${value}, ${v}`;
+  }
+  return value;
+}
+
+/** A received response; its headers object is made on first use. */
+export class ReceivedResponse implements HttpResponse {
+  readonly status: number;
+  readonly body: Uint8Array;
+  readonly #raw: readonly Buffer[];
+  #headers: Record<string, string | string[]> | undefined;
+
+  constructor(status: number, raw: readonly Buffer[], body: Uint8Array) {
+    this.status = status;
+    this.#raw = raw;
+    this.body = body;
+  }
+
+  get headers(): Readonly<Record<string, string | string[]>> {
+    return (this.#headers ??= parseRawHeaders(this.#raw));
+  }
+
+  /** One header's value (lower-case name; repeated values joined with `, `), or `undefined`. */
+  header(name: string): string | undefined {
+    return rawHeader(this.#raw, name);
+  }
+}
+
+/** A non-negative integer header value, or `undefined`. */
+function integerHeader(raw: readonly Buffer[], name: string): number | undefined {
+  const text = rawHeader(raw, name);
+  if (text === undefined || !/^\s*\d{1,15}\s*$/.test(text)) return undefined;
+  return Number(text);
+}
+
+/** The undici handler of one exchange (legacy handler API, the one undici's core calls directly). */
+class Exchange implements Dispatcher.DispatchHandler, CancellationListener {
+  readonly #resolve: (response: ReceivedResponse) => void;
+  readonly #reject: (error: unknown) => void;
+  readonly #cancellation: Cancellation;
+  readonly #timer: InferTimer | undefined;
+  readonly #alignAt: string | undefined;
+  #abort: ((error?: Error) => void) | undefined;
+  #status = 0;
+  #rawHeaders: Buffer[] = [];
+  /** The body so far: in `#buffer` from `#start` when its length was known, else in `#chunks`. */
+  #buffer: Buffer | undefined;
+  #start = 0;
+  #chunks: Buffer[] | undefined;
+  #size = 0;
+
+  constructor(
+    resolve: (response: ReceivedResponse) => void,
+    reject: (error: unknown) => void,
+    cancellation: Cancellation,
+    timer: InferTimer | undefined,
+    alignAt: string | undefined,
+  ) {
+    this.#resolve = resolve;
+    this.#reject = reject;
+    this.#cancellation = cancellation;
+    this.#timer = timer;
+    this.#alignAt = alignAt;
+  }
+
+  onCallAbort(reason: unknown): void {
+    // Before onConnect undici has no abort function yet: onConnect aborts with the reason.
+    this.#abort?.(reason as Error);
+  }
+
+  onConnect(abort: (error?: Error) => void): void {
+    if (this.#cancellation.aborted) {
+      abort(this.#cancellation.reason as Error);
+      return;
+    }
+    this.#abort = abort;
+  }
+
+  onHeaders(status: number, rawHeaders: Buffer[]): boolean {
+    // 1xx informational responses are skipped, as undici's request() does.
+    if (status < 200) return true;
+    if (this.#timer !== undefined) this.#timer.receiveStart = process.hrtime.bigint();
+    this.#status = status;
+    this.#rawHeaders = rawHeaders;
+    const length = integerHeader(rawHeaders, 'content-length');
+    if (length !== undefined && length <= PREALLOCATE_LIMIT) {
+      let pad = 0;
+      if (this.#alignAt !== undefined && rawHeader(rawHeaders, 'content-encoding') === undefined) {
+        const offset = integerHeader(rawHeaders, this.#alignAt);
+        if (offset !== undefined && offset <= length) pad = (8 - (offset % 8)) % 8;
+      }
+      // allocUnsafe: small bodies come from Node's pool (8-byte aligned slices); every byte of the
+      // returned body is written below.
+      this.#buffer = Buffer.allocUnsafe(pad + length);
+      this.#start = pad;
+    }
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    const buffer = this.#buffer;
+    if (buffer !== undefined && this.#start + this.#size + chunk.length <= buffer.length) {
+      chunk.copy(buffer, this.#start + this.#size);
+    } else {
+      if (buffer !== undefined) {
+        // More than content-length said (undici normally refuses that): collect chunks instead.
+        this.#chunks = [buffer.subarray(this.#start, this.#start + this.#size)];
+        this.#buffer = undefined;
+      }
+      (this.#chunks ??= []).push(chunk);
+    }
+    this.#size += chunk.length;
+    return true;
+  }
+
+  onComplete(): void {
+    this.#cancellation.removeListener(this);
+    const size = this.#size;
+    const body =
+      this.#buffer !== undefined
+        ? this.#buffer.subarray(this.#start, this.#start + size)
+        : Buffer.concat(this.#chunks ?? [], size);
+    this.#resolve(new ReceivedResponse(this.#status, this.#rawHeaders, body));
+  }
+
+  onError(error: Error): void {
+    this.#cancellation.removeListener(this);
+    this.#reject(error);
+  }
+}
+
+/**
+ * Sends one request through `dispatcher` and reads the whole response. Rejects with undici's
+ * error, or with the cancellation's reason when it fires (before or during the exchange). Stamps
+ * `timer.sendEnd` once undici has the request (it writes it at once to an idle keep-alive
+ * connection) and `timer.receiveStart` when the status line and headers arrived.
+ */
+export function exchange(
+  dispatcher: Dispatcher,
+  request: ExchangeRequest,
+  cancellation: Cancellation,
+  timer: InferTimer | undefined,
+): Promise<ReceivedResponse> {
+  return new Promise<ReceivedResponse>((resolve, reject) => {
+    if (cancellation.aborted) {
+      // The reason is the client's timeout or abort error (what the AbortSignal carries).
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
+      reject(cancellation.reason);
+      return;
+    }
+    const handler = new Exchange(resolve, reject, cancellation, timer, request.alignAt);
+    cancellation.addListener(handler);
+    dispatcher.dispatch(
+      { method: request.method, path: request.path, headers: request.headers, body: request.body },
+      handler,
+    );
+    if (timer !== undefined) timer.sendEnd = process.hrtime.bigint();
+  });
+}
