@@ -249,6 +249,47 @@ describe('what the model receives', () => {
     }
   });
 
+  it('request rate with --serial-sequences: requests spread over --num-of-sequences sequences, one at a time each', async () => {
+    const client = new ObservingClient({ url: server.url });
+    const context = await loadContext(
+      server.url,
+      {
+        modelName: 'py_add',
+        async: true,
+        serialSequences: true,
+        numOfSequences: 2,
+        sequenceLength: 3,
+        sequenceLengthVariation: 0,
+        load: { kind: 'request_rate', range: { start: 200, end: 200, step: 1 }, distribution: 'constant' },
+      },
+      addData,
+      (model) => ({ ...model, sequenceBatching: true }),
+      client,
+    );
+    const manager = createLoadManager(context);
+    let maxInFlight = 0;
+    const probe = setInterval(() => {
+      maxInFlight = Math.max(maxInFlight, manager.inFlight);
+    }, 1);
+    try {
+      await manager.changeLevel(200, 12);
+      await waitFor(() => manager.inFlight === 0 && client.results.length === 12, 30_000);
+      const byId = new Map<number, number[]>();
+      for (const r of client.results) {
+        const [, corrId, flags] = (r.asStrings('INFO')[0] as string).split('|');
+        byId.set(Number(corrId), [...(byId.get(Number(corrId)) ?? []), Number(flags)]);
+      }
+      expect([...byId.keys()].sort()).toEqual([1, 2, 3, 4]);
+      for (const flags of byId.values()) expect(flags).toEqual([1, 0, 2]);
+      // Serial: at most one request per sequence in flight, so at most 2 in all.
+      expect(maxInFlight).toBeLessThanOrEqual(2);
+    } finally {
+      clearInterval(probe);
+      await manager.stop();
+      await client.close();
+    }
+  });
+
   it('stop completes the sequences in progress with an END request each', async () => {
     const client = new ObservingClient({ url: server.url });
     const context = await loadContext(
