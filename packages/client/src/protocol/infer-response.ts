@@ -165,15 +165,128 @@ export function decodeInferResponse(
   };
 }
 
+/** An output of a cached response header: everything but the data, which is in the binary tail. */
+interface HeaderOutput {
+  readonly name: string;
+  readonly datatype: Datatype;
+  readonly shape: readonly number[];
+  readonly parameters: Readonly<Parameters>;
+  readonly size: number;
+  readonly count: number;
+}
+
+/** What a response's JSON header decodes to when every output is in the binary tail. */
+interface DecodedHeader {
+  readonly modelName: string;
+  readonly modelVersion: string | undefined;
+  readonly id: string | undefined;
+  readonly parameters: Readonly<Parameters>;
+  readonly outputs: readonly HeaderOutput[];
+}
+
+/** Headers longer than this are not cached. */
+const CACHED_HEADER_MAX_LENGTH = 4096;
+/** How many distinct headers are kept (the cache is emptied when full). */
+const CACHED_HEADER_COUNT = 64;
+/**
+ * Recently decoded response headers by their text. A model's responses usually carry the same
+ * header call after call (names, datatypes, shapes, binary sizes), and decoding is a pure function
+ * of that text, so an identical header is not parsed and checked again; only the binary tail is.
+ */
+const headerCache = new Map<string, DecodedHeader>();
+
+function isScalar(v: unknown): boolean {
+  const t = typeof v;
+  return t === 'string' || t === 'number' || t === 'bigint' || t === 'boolean';
+}
+
+/** The cacheable form of a decoded response (all outputs binary, scalar parameters), else undefined. */
+function headerOf(decoded: DecodedInferResponse): DecodedHeader | undefined {
+  if (!Object.values(decoded.parameters).every(isScalar)) return undefined;
+  const outputs: HeaderOutput[] = [];
+  for (const o of decoded.outputs) {
+    const size = o.parameters.binary_data_size;
+    if (size === undefined || o.data === undefined) return undefined;
+    const n = readSize(size, 'binary_data_size');
+    outputs.push({
+      name: o.name,
+      datatype: o.datatype,
+      shape: [...o.shape],
+      parameters: { ...o.parameters },
+      size: n,
+      count: elementCount(o.shape),
+    });
+  }
+  return {
+    modelName: decoded.modelName,
+    modelVersion: decoded.modelVersion,
+    id: decoded.id,
+    parameters: { ...decoded.parameters },
+    outputs,
+  };
+}
+
+/** Decodes a body whose header is `header` (already checked): only the binary tail is read. */
+function fromHeader(header: DecodedHeader, body: Uint8Array, jsonEnd: number): InferResponse {
+  let offset = jsonEnd;
+  const outputs: DecodedOutput[] = [];
+  for (const o of header.outputs) {
+    const where = `output '${o.name}'`;
+    if (offset + o.size > body.byteLength) {
+      throw new ProtocolError(
+        'BINARY_SIZE_MISMATCH',
+        `${where} announces ${o.size} binary bytes but only ${body.byteLength - offset} remain in the body`,
+      );
+    }
+    const data = tensorDataFromBytes(o.datatype, body.subarray(offset, offset + o.size), o.count, where);
+    offset += o.size;
+    outputs.push({
+      name: o.name,
+      datatype: o.datatype,
+      shape: [...o.shape],
+      data,
+      parameters: { ...o.parameters },
+    });
+  }
+  if (offset !== body.byteLength) {
+    throw new ProtocolError(
+      'BINARY_SIZE_MISMATCH',
+      `the response body has ${body.byteLength - offset} bytes after the last binary output`,
+    );
+  }
+  return {
+    modelName: header.modelName,
+    ...(header.modelVersion === undefined ? {} : { modelVersion: header.modelVersion }),
+    ...(header.id === undefined ? {} : { id: header.id }),
+    parameters: { ...header.parameters },
+    outputs,
+  };
+}
+
 /**
  * The HTTP wire's response converter: decodes a response body ({@link decodeInferResponse}) into
- * the neutral {@link InferResponse}, without the JSON header.
+ * the neutral {@link InferResponse}, without the JSON header. A header identical to a recent one
+ * (every output binary) is not parsed again.
  * @throws ProtocolError on any inconsistency.
  */
 export function inferResponseFromHttp(
   body: Uint8Array,
   headerLength?: string | number | readonly string[] | null,
 ): InferResponse {
+  const jsonLength = parseHeaderLength(headerLength, body.byteLength);
+  let key: string | undefined;
+  if (jsonLength !== undefined && jsonLength <= CACHED_HEADER_MAX_LENGTH) {
+    key = fromUtf8(body.subarray(0, jsonLength));
+    const header = headerCache.get(key);
+    if (header !== undefined) return fromHeader(header, body, jsonLength);
+  }
   const { json: _header, ...neutral } = decodeInferResponse(body, headerLength);
+  if (key !== undefined) {
+    const header = headerOf(neutral as DecodedInferResponse);
+    if (header !== undefined) {
+      if (headerCache.size >= CACHED_HEADER_COUNT) headerCache.clear();
+      headerCache.set(key, header);
+    }
+  }
   return neutral;
 }
