@@ -8,6 +8,7 @@ import {
   credentials as grpcCredentials,
   status as GrpcStatus,
   type CallOptions as GrpcCallOptions,
+  type ClientUnaryCall,
   type ChannelCredentials,
 } from '@grpc/grpc-js';
 import type { DescMessage, MessageShape } from '@bufbuild/protobuf';
@@ -45,7 +46,9 @@ import {
   type MessageInput,
   type ModelRepositoryParameterSchema,
 } from '../protocol/grpc/index.js';
-import type { Transport, TransportContext } from '../transport.js';
+import type { CancellationListener, Transport, TransportContext } from '../transport.js';
+import type { InferTimer } from '../infer-stat.js';
+import { cancellationOf } from '../call-scope.js';
 import {
   cudaSharedMemoryFromGrpc,
   logSettingsFromGrpc,
@@ -120,6 +123,26 @@ function settle(signal: AbortSignal, ms: number): Promise<void> {
   });
 }
 
+/** One unary call in flight: notes its response metadata and cancels it when the client call is cancelled. */
+class PendingUnary implements CancellationListener {
+  call: ClientUnaryCall | undefined;
+  responded = false;
+  readonly #timer: InferTimer | undefined;
+  /** The call's `metadata` listener. */
+  readonly onMetadata = (): void => {
+    this.responded = true;
+    if (this.#timer !== undefined) this.#timer.receiveStart = process.hrtime.bigint();
+  };
+
+  constructor(timer: InferTimer | undefined) {
+    this.#timer = timer;
+  }
+
+  onCallAbort(): void {
+    this.call?.cancel();
+  }
+}
+
 /**
  * The gRPC transport (`inference.GRPCInferenceService` over @grpc/grpc-js). Hand it to
  * `new TritonClient({ transport })`, or use {@link createGrpcClient}.
@@ -191,12 +214,13 @@ export class GrpcTransport implements Transport {
     const method = serviceDefinition[rpc] as unknown as GrpcMethodDefinition<DescMessage, DescMessage>;
     const metadata = metadataFromHeaders(ctx.headers);
     const callOptions: GrpcCallOptions = ctx.deadline !== undefined ? { deadline: ctx.deadline } : {};
+    const cancellation = cancellationOf(ctx);
     return new Promise<ResponseOf<K>>((resolve, reject) => {
-      if (ctx.signal.aborted) {
-        reject(tritonErrorFromGrpc(ctx.signal.reason, rpc));
+      if (cancellation.aborted) {
+        reject(tritonErrorFromGrpc(cancellation.reason, rpc));
         return;
       }
-      let responded = false;
+      const pending = new PendingUnary(ctx.timer);
       const call = this.#clientFor(compression).makeUnaryRequest(
         method.path,
         method.requestSerialize as (value: unknown) => Buffer,
@@ -205,12 +229,12 @@ export class GrpcTransport implements Transport {
         metadata,
         callOptions,
         (error, response) => {
-          ctx.signal.removeEventListener('abort', onAbort);
+          cancellation.removeListener(pending);
           if (error === null && response !== undefined) {
             resolve(response as ResponseOf<K>);
             return;
           }
-          const failure = tritonErrorFromGrpc(error, `${rpc} on ${this.address.target}`, responded, {
+          const failure = tritonErrorFromGrpc(error, `${rpc} on ${this.address.target}`, pending.responded, {
             maxReceiveMessageLength: this.#receiveLimit,
           });
           if (error?.code === GrpcStatus.DEADLINE_EXCEEDED) {
@@ -222,14 +246,10 @@ export class GrpcTransport implements Transport {
         },
       );
       // grpc-js serializes the request synchronously in makeUnaryRequest (the infer's send ends).
-      const timer = ctx.timer;
-      if (timer !== undefined) timer.sendEnd = process.hrtime.bigint();
-      call.on('metadata', () => {
-        responded = true;
-        if (timer !== undefined) timer.receiveStart = process.hrtime.bigint();
-      });
-      const onAbort = (): void => call.cancel();
-      ctx.signal.addEventListener('abort', onAbort, { once: true });
+      if (ctx.timer !== undefined) ctx.timer.sendEnd = process.hrtime.bigint();
+      pending.call = call;
+      call.on('metadata', pending.onMetadata);
+      cancellation.addListener(pending);
     });
   }
 
@@ -238,7 +258,7 @@ export class GrpcTransport implements Transport {
       return await run();
     } catch (error) {
       // As over HTTP: a server that answers with an error status means "not live / ready".
-      if (error instanceof TritonServerError && !ctx.signal.aborted) return false;
+      if (error instanceof TritonServerError && !cancellationOf(ctx).aborted) return false;
       throw error;
     }
   }

@@ -30,6 +30,8 @@ const NOT_METADATA = new Set([
  */
 export function metadataFromHeaders(headers: Readonly<Record<string, string>>): Metadata {
   const metadata = new Metadata();
+  // Most calls carry no headers.
+  if (Object.keys(headers).length === 0) return metadata;
   try {
     for (const [name, value] of Object.entries(headers)) {
       const key = name.toLowerCase();
