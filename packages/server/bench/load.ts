@@ -126,6 +126,8 @@ export async function runLoad(options: {
   readonly durationMs: number;
   /** Called when the measured window starts and when it ends (e.g. to sample CPU time). */
   readonly onWindow?: (edge: 'start' | 'end') => void;
+  /** Told each measured successful request's latency (ms). */
+  readonly onLatency?: (ms: number) => void;
 }): Promise<LoadResult> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: options.concurrency });
   const path = `/v2/models/${options.model}/infer`;
@@ -160,6 +162,7 @@ export async function runLoad(options: {
       if (t1 >= measureFrom && t1 <= stopAt) {
         if (status === 200) {
           latencies.push(t1 - t0);
+          options.onLatency?.(t1 - t0);
           if (makeBody !== undefined) makeBodyMs.push(built - t0);
         } else errors += 1;
       }

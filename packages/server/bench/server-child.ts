@@ -23,6 +23,16 @@ const running = await startServer({
   ...(hosting === 'main' ? { services: { createInstances } } : {}),
 });
 process.stdout.write(`${JSON.stringify({ port: running.httpPort })}\n`);
+if (process.env.BENCH_MEMORY_USAGE === '1') {
+  // For bench/profile.ts: where the memory is (MiB), once a second on stderr.
+  setInterval(() => {
+    const m = process.memoryUsage();
+    const mb = (n: number): string => (n / 1048576).toFixed(1);
+    process.stderr.write(
+      `memoryUsage rss ${mb(m.rss)} heapTotal ${mb(m.heapTotal)} heapUsed ${mb(m.heapUsed)} external ${mb(m.external)} arrayBuffers ${mb(m.arrayBuffers)}\n`,
+    );
+  }, 1000).unref();
+}
 process.on('SIGTERM', () => {
   void running.close().then(() => process.exit(0));
 });
