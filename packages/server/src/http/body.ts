@@ -11,6 +11,7 @@ import type { IncomingMessage } from 'node:http';
 import { ProtocolError, decompressWithin, parseContentEncoding } from '@tritonserver-ts/client/protocol';
 
 import { ServerError, invalidArg } from '../core/errors.js';
+import type { BodyPool } from './body-pool.js';
 import type { Reservation } from './memory-budget.js';
 
 /** Triton's default `--http-max-input-size` (64 MiB). */
@@ -101,6 +102,9 @@ function joinAligned(chunks: readonly Buffer[], size: number, alignAt: number): 
  * `BodyBudgetExceededError`, 503, when the budget cannot hold it), and a body of unknown length
  * (chunked) is reserved chunk by chunk as it arrives. The promise always settles: on the end of the
  * body, on a limit, or with {@link RequestAbortedError} when the connection closes first.
+ * With a `pool`, a body with a binary tail (`alignAt` given) whose declared length the pool takes is
+ * written straight into a pooled buffer as it arrives (no chunk list, no join); the caller gives it
+ * back to the pool when the request is over (a failed read gives it back itself).
  * @param alignAt - byte offset that should be 8-byte aligned in memory (the start of the binary
  *   tail, i.e. `Inference-Header-Content-Length`), so tensors decode as zero-copy typed-array views.
  */
@@ -109,6 +113,7 @@ export function readBody(
   limit: number,
   alignAt?: number,
   reservation?: Reservation,
+  pool?: BodyPool,
 ): Promise<Buffer> {
   const declaredHeader = req.headers['content-length'];
   const declared = declaredHeader === undefined ? undefined : Number(declaredHeader);
@@ -139,6 +144,10 @@ export function readBody(
       reject(error);
     };
     const chunked = /\bchunked\b/i.test(req.headers['transfer-encoding'] ?? '');
+    if (known && !chunked && alignAt !== undefined && pool?.pools(declared) === true) {
+      readInto(req, pool.take(declared, alignAt), pool, resolve, reject);
+      return;
+    }
     let pieces = 0;
     const onData = (chunk: Buffer): void => {
       // node:http hands each HTTP chunk's data over as at least one piece, so counting pieces bounds
@@ -176,6 +185,54 @@ export function readBody(
     req.on('error', onError);
     req.on('close', onClose);
   });
+}
+
+/**
+ * Receives a body of a known length into `target` (from `pool`), which node:http delimits by its
+ * `Content-Length`; settles like {@link readBody}. On failure the buffer goes back to the pool.
+ */
+function readInto(
+  req: IncomingMessage,
+  target: Buffer,
+  pool: BodyPool,
+  resolve: (body: Buffer) => void,
+  reject: (error: Error) => void,
+): void {
+  let size = 0;
+  let settled = false;
+  const stop = (): void => {
+    settled = true;
+    req.off('data', onData);
+    req.off('end', onEnd);
+    req.off('error', onError);
+    req.off('close', onClose);
+  };
+  const fail = (error: Error): void => {
+    if (settled) return;
+    stop();
+    pool.give(target);
+    reject(error);
+  };
+  const onData = (chunk: Buffer): void => {
+    if (size + chunk.byteLength > target.byteLength) {
+      // node:http ends the body at its Content-Length: not reached.
+      fail(new ServerError('INTERNAL', 'the request body is longer than its Content-Length'));
+      return;
+    }
+    target.set(chunk, size);
+    size += chunk.byteLength;
+  };
+  const onEnd = (): void => {
+    if (settled) return;
+    stop();
+    resolve(size === target.byteLength ? target : target.subarray(0, size));
+  };
+  const onError = (error: Error): void => fail(error);
+  const onClose = (): void => fail(new RequestAbortedError());
+  req.on('data', onData);
+  req.on('end', onEnd);
+  req.on('error', onError);
+  req.on('close', onClose);
 }
 
 /** Throws {@link UnsupportedEncodingError} for anything but none / identity / gzip / deflate. */

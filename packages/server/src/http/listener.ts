@@ -69,6 +69,8 @@ export function createRequestListener(
     });
     const path = (req.url ?? '/').split('?')[0] as string;
     let bytesIn = 0;
+    // A pooled body goes back to the pool when the handler settles, as the reservation does.
+    let body: Buffer | undefined;
     void (async (): Promise<HttpReply> => {
       const route = matchRoute(path);
       if (route === undefined) return json(404, { error: 'Not Found' });
@@ -81,9 +83,9 @@ export function createRequestListener(
       if (!allowedMethods(route).includes(req.method ?? ''))
         return json(405, { error: 'Method Not Allowed' });
       try {
-        const body =
+        body =
           req.method === 'POST'
-            ? await readBody(req, options.maxInputSize, alignmentOf(req), reservation)
+            ? await readBody(req, options.maxInputSize, alignmentOf(req), reservation, options.bodyPool)
             : Buffer.alloc(0);
         bytesIn = body.byteLength;
         httpTrace.bodyRead();
@@ -126,6 +128,7 @@ export function createRequestListener(
       })
       .finally(() => {
         reservation?.release();
+        if (body !== undefined) options.bodyPool?.give(body);
         done();
       });
   };

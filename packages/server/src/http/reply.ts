@@ -7,6 +7,7 @@ import { stringifyJson } from '@tritonserver-ts/client/protocol';
 
 import { toServerError } from '../core/errors.js';
 import { TooManyChunksError, UnsupportedEncodingError } from './body.js';
+import type { BodyPool } from './body-pool.js';
 import { BODY_BUDGET_RETRY_AFTER_SECS, BodyBudgetExceededError, type MemoryBudget } from './memory-budget.js';
 import type { OffThreadJsonDecoder } from './json-decoder.js';
 import type { ResponseWriter } from './response-writer.js';
@@ -27,6 +28,8 @@ export interface HttpFrontEndOptions {
   readonly maxInputSize: number;
   /** Request bodies (and their decompressed form) in flight across all connections; none = unbounded. */
   readonly bodyBudget?: MemoryBudget;
+  /** Reusable buffers for binary infer bodies (none = a fresh buffer per body). */
+  readonly bodyPool?: BodyPool;
   /** Writes response bodies with backpressure, the send timeout and the per-connection output cap. */
   readonly responseWriter?: ResponseWriter;
   /** `--http-restricted-api`: categories that require a header. */

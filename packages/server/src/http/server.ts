@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 
 import type { InferenceServer } from '../core/server.js';
 import { DEFAULT_MAX_INPUT_SIZE } from './body.js';
+import { BodyPool } from './body-pool.js';
 import { createRequestListener, type InFlightTracker } from './listener.js';
 import { OffThreadJsonDecoder } from './json-decoder.js';
 import type { Restrictions } from './restricted-api.js';
@@ -49,6 +50,8 @@ export interface HttpServerHandle {
   readonly inFlight: InFlightTracker;
   /** Request-body bytes in flight (a reservation per request, released when it ends). */
   readonly bodyBudget: MemoryBudget;
+  /** Reusable buffers that binary infer bodies are received into. */
+  readonly bodyPool: BodyPool;
   /** Response output waiting for clients, and the connections closed for not taking it. */
   readonly responseWriter: ResponseWriter;
   /**
@@ -76,10 +79,12 @@ export async function startHttpServer(
       if (core.logger.isVerbose(1)) core.logger.verbose(1, error.message);
     },
   });
+  const bodyPool = new BodyPool();
   const jsonDecoder = new OffThreadJsonDecoder();
   const { listener, inFlight } = createRequestListener(core, {
     maxInputSize,
     bodyBudget,
+    bodyPool,
     responseWriter,
     ...(options.restrictions !== undefined ? { restrictions: options.restrictions } : {}),
     jsonDecoder,
@@ -101,6 +106,7 @@ export async function startHttpServer(
     host: options.host,
     inFlight,
     bodyBudget,
+    bodyPool,
     responseWriter,
     close(timeoutMs: number): Promise<boolean> {
       closing ??= (async () => {
