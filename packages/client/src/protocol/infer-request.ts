@@ -169,6 +169,86 @@ function encodeOutput(output: InferRequestedOutput, defaultBinary: boolean): Inf
   return { name: output.name, parameters: params };
 }
 
+/** True when every dim is a non-negative safe integer (its JSON text is then `String(dim)`). */
+function plainShape(shape: readonly number[]): boolean {
+  for (const d of shape) if (!Number.isSafeInteger(d) || d < 0) return false;
+  return true;
+}
+
+/**
+ * The common request, written without building the JSON object: every input binary with data and
+ * a plain shape, no input parameters or shared memory, and no request option but `binaryData:
+ * true`. Gives the bytes {@link encodeInferRequest}'s general path gives (same key order, same
+ * number and string formatting), or `undefined` when the request is not of that kind.
+ */
+function encodeCommonRequest(
+  inputs: readonly InferInput[],
+  options: InferRequestOptions,
+): EncodedBody<InferRequestJson> | undefined {
+  if (
+    (options.requestId !== undefined && options.requestId !== '') ||
+    isSequenceSet(options.sequenceId) ||
+    (options.priority !== undefined && options.priority !== 0 && options.priority !== 0n) ||
+    options.timeout !== undefined ||
+    (options.outputs !== undefined && options.outputs.length > 0) ||
+    options.parameters !== undefined ||
+    options.binaryDataOutput === false ||
+    options.binaryData === false
+  ) {
+    return undefined;
+  }
+  for (const input of inputs) {
+    if (
+      input.data === undefined ||
+      input.sharedMemory !== undefined ||
+      input.parameters !== undefined ||
+      input.binaryData === false ||
+      !plainShape(input.shape)
+    ) {
+      return undefined;
+    }
+  }
+  const tail: Uint8Array[] = [];
+  let text = '{"inputs":[';
+  let tailSize = 0;
+  for (let i = 0; i < inputs.length; i++) {
+    const input = inputs[i] as InferInput;
+    const data = toTensorData(input.datatype, input.data as NonNullable<InferInput['data']>);
+    const expected = elementCount(input.shape);
+    if (data.length !== expected) {
+      throw new ProtocolError(
+        'ELEMENT_COUNT_MISMATCH',
+        `input '${input.name}' has ${data.length} elements but shape [${input.shape.join(',')}] expects ${expected}`,
+      );
+    }
+    const raw = tensorDataToBytes(input.datatype, data);
+    tail.push(raw);
+    tailSize += raw.byteLength;
+    text += `${i === 0 ? '' : ','}{"name":${JSON.stringify(input.name)},"shape":[${input.shape.join(',')}],"datatype":${JSON.stringify(input.datatype)},"parameters":{"binary_data_size":${raw.byteLength}}}`;
+  }
+  text += '],"parameters":{"binary_data_output":true}}';
+  const headerLength = Buffer.byteLength(text);
+  if (tail.length === 0) {
+    // No inputs: the body is the JSON alone, as in the general path.
+    const body = utf8(text);
+    return { body, headerLength: undefined, json: JSON.parse(text) as InferRequestJson };
+  }
+  const body = Buffer.allocUnsafe(headerLength + tailSize);
+  body.write(text, 0, 'utf8');
+  let offset = headerLength;
+  for (const raw of tail) {
+    body.set(raw, offset);
+    offset += raw.byteLength;
+  }
+  return {
+    body,
+    headerLength,
+    get json(): InferRequestJson {
+      return JSON.parse(text) as InferRequestJson;
+    },
+  };
+}
+
 /**
  * Encodes an HTTP inference request body the way the Python client's `generate_request_body` does:
  * JSON header (key order `id`, `inputs`, `outputs`, `parameters`) followed by the binary data of
@@ -180,6 +260,8 @@ export function encodeInferRequest(
   inputs: readonly InferInput[],
   options: InferRequestOptions = {},
 ): EncodedBody<InferRequestJson> {
+  const common = encodeCommonRequest(inputs, options);
+  if (common !== undefined) return common;
   // Built key by key so the JSON key order matches the Python client.
   const json = {} as InferRequestJson;
   if (options.requestId !== undefined && options.requestId !== '') json.id = options.requestId;
