@@ -67,17 +67,61 @@ function rawHeader(raw: readonly Buffer[], name: string): string | undefined {
   return value;
 }
 
+/**
+ * The values of a few headers (lower-case names, repeated values joined with `, `), found in one
+ * pass over the raw headers; the others are not decoded.
+ */
+class ScannedHeaders {
+  readonly names: readonly string[];
+  readonly values: (string | undefined)[];
+
+  constructor(raw: readonly Buffer[], names: readonly string[]) {
+    this.names = names;
+    const values: (string | undefined)[] = names.map(() => undefined);
+    for (let i = 0; i + 1 < raw.length; i += 2) {
+      const key = raw[i] as Buffer;
+      let lower: string | undefined;
+      for (let n = 0; n < names.length; n++) {
+        const name = names[n] as string;
+        if (key.length !== name.length) continue;
+        lower ??= key.toString('latin1').toLowerCase();
+        if (lower !== name) continue;
+        const v = (raw[i + 1] as Buffer).toString('latin1');
+        const seen = values[n];
+        values[n] = seen === undefined ? v : `${seen}, ${v}`;
+        break;
+      }
+    }
+    this.values = values;
+  }
+
+  /** The value of `name` when it is one of the scanned names (`null` when it is not). */
+  get(name: string): string | undefined | null {
+    const n = this.names.indexOf(name);
+    return n < 0 ? null : this.values[n];
+  }
+
+  /** A scanned value as a non-negative integer, or `undefined`. */
+  integer(name: string): number | undefined {
+    const text = this.get(name);
+    if (typeof text !== 'string' || !/^\s*\d{1,15}\s*$/.test(text)) return undefined;
+    return Number(text);
+  }
+}
+
 /** A received response; its headers object is made on first use. */
 export class ReceivedResponse implements HttpResponse {
   readonly status: number;
   readonly body: Uint8Array;
   readonly #raw: readonly Buffer[];
+  readonly #scanned: ScannedHeaders | undefined;
   #headers: Record<string, string | string[]> | undefined;
 
-  constructor(status: number, raw: readonly Buffer[], body: Uint8Array) {
+  constructor(status: number, raw: readonly Buffer[], body: Uint8Array, scanned?: ScannedHeaders) {
     this.status = status;
     this.#raw = raw;
     this.body = body;
+    this.#scanned = scanned;
   }
 
   get headers(): Readonly<Record<string, string | string[]>> {
@@ -86,15 +130,24 @@ export class ReceivedResponse implements HttpResponse {
 
   /** One header's value (lower-case name; repeated values joined with `, `), or `undefined`. */
   header(name: string): string | undefined {
-    return rawHeader(this.#raw, name);
+    const scanned = this.#scanned?.get(name);
+    return scanned === null ? rawHeader(this.#raw, name) : scanned;
   }
 }
 
-/** A non-negative integer header value, or `undefined`. */
-function integerHeader(raw: readonly Buffer[], name: string): number | undefined {
-  const text = rawHeader(raw, name);
-  if (text === undefined || !/^\s*\d{1,15}\s*$/.test(text)) return undefined;
-  return Number(text);
+const BODY_HEADERS: readonly string[] = ['content-length', 'content-encoding'];
+/** The headers scanned for an `alignAt` header name, by that name. */
+const scanNames = new Map<string, readonly string[]>();
+
+function namesFor(alignAt: string | undefined): readonly string[] {
+  if (alignAt === undefined) return BODY_HEADERS;
+  let names = scanNames.get(alignAt);
+  if (names === undefined) {
+    names = [...BODY_HEADERS, alignAt];
+    if (scanNames.size >= 16) scanNames.clear();
+    scanNames.set(alignAt, names);
+  }
+  return names;
 }
 
 /** The undici handler of one exchange (legacy handler API, the one undici's core calls directly). */
@@ -107,6 +160,7 @@ class Exchange implements Dispatcher.DispatchHandler, CancellationListener {
   #abort: ((error?: Error) => void) | undefined;
   #status = 0;
   #rawHeaders: Buffer[] = [];
+  #scanned: ScannedHeaders | undefined;
   /** The body so far: in `#buffer` from `#start` when its length was known, else in `#chunks`. */
   #buffer: Buffer | undefined;
   #start = 0;
@@ -146,11 +200,14 @@ class Exchange implements Dispatcher.DispatchHandler, CancellationListener {
     if (this.#timer !== undefined) this.#timer.receiveStart = process.hrtime.bigint();
     this.#status = status;
     this.#rawHeaders = rawHeaders;
-    const length = integerHeader(rawHeaders, 'content-length');
+    const alignAt = this.#alignAt;
+    const scanned = new ScannedHeaders(rawHeaders, namesFor(alignAt));
+    this.#scanned = scanned;
+    const length = scanned.integer('content-length');
     if (length !== undefined && length <= PREALLOCATE_LIMIT) {
       let pad = 0;
-      if (this.#alignAt !== undefined && rawHeader(rawHeaders, 'content-encoding') === undefined) {
-        const offset = integerHeader(rawHeaders, this.#alignAt);
+      if (alignAt !== undefined && scanned.get('content-encoding') === undefined) {
+        const offset = scanned.integer(alignAt);
         if (offset !== undefined && offset <= length) pad = (8 - (offset % 8)) % 8;
       }
       // allocUnsafe: small bodies come from Node's pool (8-byte aligned slices); every byte of the
@@ -184,7 +241,7 @@ class Exchange implements Dispatcher.DispatchHandler, CancellationListener {
       this.#buffer !== undefined
         ? this.#buffer.subarray(this.#start, this.#start + size)
         : Buffer.concat(this.#chunks ?? [], size);
-    this.#resolve(new ReceivedResponse(this.#status, this.#rawHeaders, body));
+    this.#resolve(new ReceivedResponse(this.#status, this.#rawHeaders, body, this.#scanned));
   }
 
   onError(error: Error): void {
