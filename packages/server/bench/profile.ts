@@ -4,13 +4,17 @@
  * worker thread, unless `--batching` / `--instances=N`) runs in a child process started with
  * `--node-flags` (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`); during the measured window it reports
  * the CPU time of every server thread (`/proc/<pid>/task/<tid>/stat`, by thread name), the server's
- * own compute statistics, the client latency minus the compute (time beyond compute), VmRSS over
- * time and the child's `process.memoryUsage()` (rss, heap, external, arrayBuffers), then raw
- * onnxruntime-node (1 session, 1 thread, batch 1) in this process for the same-run floor.
+ * own compute statistics and the time beyond compute (server-side: the statistics' success
+ * duration minus compute_infer; client-side: mean latency minus compute_infer), VmRSS over time
+ * (first and last tenth, maximum, VmHWM) and the child's `process.memoryUsage()` (rss, heap,
+ * external, arrayBuffers), then raw onnxruntime-node (1 session, 1 thread, batch 1) in this process
+ * for the same-run floor and the ratio of server CPU per request to raw CPU per image.
  *
- * Options: `--concurrency=N` (1), `--seconds=S` (10), `--warmup=S` (2), `--batching`,
- * `--instances=N` (1), `--node-flags="…"`, `--raw-seconds=S` (5; 0 skips the raw floor). Extra
- * environment for the server (e.g. `MALLOC_ARENA_MAX=2`) passes through from this process.
+ * Options: `--concurrency=N` (1), `--seconds=S` (10; the 10-minute flatness run is 600),
+ * `--warmup=S` (2), `--batching`, `--instances=N` (1), `--node-flags="…"`, `--raw-seconds=S` (5; 0
+ * skips the raw floor), `--bare` (the bare `node:http` floor instead of the server). Extra
+ * environment for the server (e.g. `MALLOC_ARENA_MAX=2`) passes through from this process;
+ * `PROFILE_DIAG_FILE` keeps the child's other stdout lines (e.g. `--trace-gc`) of the window.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
@@ -63,6 +67,8 @@ function vm(pid: number, key: string): number {
 
 interface Stats {
   success: number;
+  /** Summed request durations of the successes (the core's request time, from arrival). */
+  successNs: number;
   computeInfer: number;
   computeInput: number;
   computeOutput: number;
@@ -81,6 +87,7 @@ async function stats(port: number): Promise<Stats> {
   const d = (k: string): number => Number(s?.inference_stats[k]?.ns ?? 0);
   return {
     success: Number(s?.inference_stats.success?.count ?? 0),
+    successNs: d('success'),
     computeInfer: d('compute_infer'),
     computeInput: d('compute_input'),
     computeOutput: d('compute_output'),
@@ -198,7 +205,8 @@ if (a !== undefined && b !== undefined) {
     `server stats over ${k} requests, ${b.executions - a.executions} executions: queue ${fmt(per(b.queue - a.queue), 3)} ms, ` +
       `compute_input ${fmt(per(b.computeInput - a.computeInput), 3)} ms, compute_infer ${fmt(infer, 3)} ms, ` +
       `compute_output ${fmt(per(b.computeOutput - a.computeOutput), 3)} ms\n` +
-      `time beyond compute (mean latency - compute_infer): ${fmt((mean - infer) * 1000, 0)} µs; ` +
+      `time beyond compute: server-side (success duration - compute_infer, statistics) ${fmt((per(b.successNs - a.successNs) - infer) * 1000, 0)} µs; ` +
+      `client-side (mean latency - compute_infer) ${fmt((mean - infer) * 1000, 0)} µs; ` +
       `(p50 - compute_infer): ${fmt((result.p50Ms - infer) * 1000, 0)} µs\n`,
   );
 }
@@ -220,8 +228,12 @@ if (t0 !== undefined && t1 !== undefined) {
   for (const [name, d] of rows) process.stdout.write(`  ${name.padEnd(28)} ${fmt((d / n) * 1000, 3)}\n`);
   process.stdout.write(`load generator CPU per request ${fmt(((c1 - c0) / n) * 1000, 3)} ms\n`);
 }
+const tenth = Math.max(1, Math.floor(rss.length / 10));
+const avg = (xs: readonly number[]): number => xs.reduce((x, y) => x + y, 0) / Math.max(1, xs.length);
 process.stdout.write(
-  `VmRSS MiB per second: ${rss.map((r) => fmt(r, 0)).join(' ')}; VmHWM ${fmt(vm(pid, 'VmHWM'), 0)}\n`,
+  `VmRSS MiB: first tenth of the run ${fmt(avg(rss.slice(0, tenth)), 0)}, last tenth ${fmt(avg(rss.slice(-tenth)), 0)}, ` +
+    `max ${fmt(Math.max(...rss), 0)}; VmHWM ${fmt(vm(pid, 'VmHWM'), 0)}\n` +
+    (rss.length <= 30 ? `VmRSS MiB per second: ${rss.map((r) => fmt(r, 0)).join(' ')}\n` : ''),
 );
 if (gcLines.length > 0) {
   const kinds = new Map<string, number>();
