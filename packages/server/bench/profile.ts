@@ -12,7 +12,7 @@
  *
  * Options: `--concurrency=N` (1), `--seconds=S` (10; the 10-minute flatness run is 600),
  * `--warmup=S` (2), `--batching`, `--instances=N` (1), `--node-flags="…"`, `--raw-seconds=S` (5; 0
- * skips the raw floor), `--bare` (the bare `node:http` floor instead of the server). Extra
+ * skips the raw floor), `--main` (sessions on the main thread), `--bare` (the bare `node:http` floor instead of the server). Extra
  * environment for the server (e.g. `MALLOC_ARENA_MAX=2`) passes through from this process;
  * `PROFILE_DIAG_FILE` keeps the child's other stdout lines (e.g. `--trace-gc`) of the window.
  */
@@ -37,6 +37,8 @@ const instances = Number(arg('instances', '1'));
 const batching = process.argv.includes('--batching');
 /** `--bare`: the bare `node:http` floor (bench/bare-http-child.ts) instead of the server. */
 const bare = process.argv.includes('--bare');
+/** `--main`: the sessions on the main thread (server-child.ts `main`) instead of worker threads. */
+const hosting = process.argv.includes('--main') ? 'main' : 'worker';
 const nodeFlags = arg('node-flags', '')
   .split(' ')
   .filter((f) => f.length > 0);
@@ -125,7 +127,7 @@ const child = spawn(
     'tsx',
     ...(bare
       ? [path.join(benchDir, 'bare-http-child.ts')]
-      : [path.join(benchDir, 'server-child.ts'), root, 'worker']),
+      : [path.join(benchDir, 'server-child.ts'), root, hosting]),
   ],
   { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, BENCH_MEMORY_USAGE: '1' } },
 );
