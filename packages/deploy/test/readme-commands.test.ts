@@ -106,6 +106,9 @@ const NOT_RUN: Record<string, string> = {
   'BENCH_JSON=out.json npm run bench': BENCH,
   'BENCH_ONLY=food/grpcClient/8 BENCH_SECONDS=5 BENCH_ROUNDS=1 node --cpu-prof --cpu-prof-dir=/tmp/prof --import tsx bench/run.ts':
     BENCH,
+  'BENCH_ONLY=simple BENCH_ROUNDS=5 npm run bench': BENCH,
+  'node --import tsx bench/loop.ts httpClient,httpFloor 5000 3': BENCH,
+  'BENCH_PROFILE=/tmp/prof/loop node --import tsx bench/loop.ts grpcClient,grpcFloor 5000 1': BENCH,
   'npm run calibrate-ood -w @gourmetgram/food-model':
     "rewrites the committed ood-calibration.json (a maintenance step after a model change; tests must not write tracked files); food-model's test/ood.test.ts runs the same calibration and checks the committed file against it",
   'MINIO_URL=minio:9000 MINIO_USER=… MINIO_PASSWORD=… TRITON_SERVER_URL=triton:8000 npm start -w @gourmetgram/web':
