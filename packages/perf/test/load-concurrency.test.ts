@@ -56,8 +56,9 @@ describe.each(['http', 'grpc'] as const)('concurrency over %s', (protocol) => {
       expect(window.errors).toBe(0);
       expect(window.avgLatencyMs).toBeGreaterThanOrEqual(D);
       expect(window.avgLatencyMs).toBeLessThan(D + OVERHEAD_MS);
-      // C / (D + overhead) … C / D, +5 % for a window catching one more round at its edges.
-      expect(window.throughput).toBeGreaterThan((INSTANCES * 1000) / (D + OVERHEAD_MS));
+      // C / (D + overhead) … C / D, ±5 % for a window catching one round more or fewer at its edges
+      // (a 1.5 s window holds about 14 rounds of C requests).
+      expect(window.throughput).toBeGreaterThan(((INSTANCES * 1000) / (D + OVERHEAD_MS)) * 0.95);
       expect(window.throughput).toBeLessThan(expected * 1.05);
       // Little's law: throughput × latency = requests in flight = C (±10 %; window edges).
       expect((window.throughput * window.avgLatencyMs) / 1000).toBeGreaterThan(INSTANCES * 0.9);
