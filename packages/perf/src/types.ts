@@ -155,6 +155,24 @@ export interface GeneratorCost {
   readonly cpuUtilization: number;
 }
 
+/**
+ * One measurement window of a level as perf_analyzer's `-v` reports it (its `Pass [n]` line): the
+ * window's own throughput and latency, or why the window has none.
+ */
+export interface WindowPass {
+  /** 1-based window number at this level. */
+  readonly trial: number;
+  /** Successful requests × batch size per second over this window. */
+  readonly throughput: number;
+  readonly avgLatencyUs: number;
+  /** Sample standard deviation of the window's latencies (µs). */
+  readonly stdLatencyUs: number;
+  /** The `--percentile` latency of the window (µs), when `--percentile` is given. */
+  readonly percentileLatencyUs?: number;
+  /** The window's error (no request ended in it): perf_analyzer prints it instead of the figures. */
+  readonly error?: string;
+}
+
 /** The measured result of one load level (its stable windows merged). */
 export interface LoadLevelResult {
   readonly mode: 'concurrency' | 'request_rate' | 'request_intervals';
@@ -164,6 +182,11 @@ export interface LoadLevelResult {
   readonly stable: boolean;
   /** Windows measured at this level (all trials). */
   readonly windows: number;
+  /**
+   * Every window measured at this level, in order (perf_analyzer's `-v` `Pass [n]` lines). Absent
+   * in results built by hand; `runPerf` always sets it.
+   */
+  readonly passes?: readonly WindowPass[];
   /**
    * The level's stabilising latency (average, or `--percentile`) reached `-l`: perf_analyzer
    * reports no such level and ends the sweep there. Absent = false.

@@ -104,6 +104,8 @@ describe('perf-analyzer-ts against the embedded server', () => {
     const after = Date.now();
     expect(result.stderr).not.toContain('error:');
     expect(result.code).toBe(0);
+    // Without -v, no per-window Pass lines (the level line is followed by its Client block).
+    expect(result.stdout).not.toContain('Pass [');
 
     const lines = result.stdout.split('\n');
     expect(lines.slice(0, 9)).toEqual([
@@ -208,6 +210,71 @@ describe('perf-analyzer-ts against the embedded server', () => {
         expect(request.request_inputs['INPUT0']).toHaveLength(16);
       }
     }
+  });
+
+  it("-v: perf_analyzer's Pass line per window, numbered, figures that add up; warnings on stderr", async () => {
+    const result = await perfAnalyzer([
+      '-m',
+      'simple',
+      '-u',
+      hostPort(embedded.url),
+      '-p',
+      '300',
+      '-s',
+      '100',
+      '-v',
+      // A CPU-only server has no GPU families: perf_analyzer's metrics warnings (PerfHooks.onWarning).
+      '--collect-metrics',
+      '--metrics-url',
+      hostPort(embedded.metricsUrl),
+      '--metrics-interval',
+      '100',
+    ]);
+    expect(result.stderr).not.toContain('error:');
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain("WARNING: Unable to parse 'nv_gpu_utilization' metric.\n");
+
+    const lines = result.stdout.split('\n');
+    const at = lines.indexOf('Request concurrency: 1');
+    expect(at).toBeGreaterThan(0);
+    const PASS =
+      /^ {2}Pass \[(\d+)\] throughput: ([\d.e+]+) infer\/sec\. Avg latency: (\d+) usec \(std (\d+) usec\)$/;
+    const passes: { n: number; throughput: number; latencyUs: number }[] = [];
+    for (let i = at + 1; PASS.test(lines[i] ?? ''); i++) {
+      const [, n, throughput, latency] = PASS.exec(lines[i] ?? '') ?? [];
+      passes.push({ n: Number(n), throughput: Number(throughput), latencyUs: Number(latency) });
+    }
+    // At least the 3 windows stability needs, at most -r (10); numbered 1, 2, 3 …; then the Client block.
+    expect(passes.length).toBeGreaterThanOrEqual(3);
+    expect(passes.length).toBeLessThanOrEqual(10);
+    expect(passes.map((p) => p.n)).toEqual(passes.map((_, i) => i + 1));
+    expect(lines[at + 1 + passes.length]).toBe('  Client: ');
+    for (const pass of passes) {
+      // Concurrency 1: one request outstanding at a time, so throughput × latency is at most 1
+      // (a little over at the window edges) and, with a fast model, most of the time.
+      const busy = pass.throughput * (pass.latencyUs / 1e6);
+      expect(busy).toBeGreaterThan(0.2);
+      expect(busy).toBeLessThan(1.1);
+    }
+    // The level merges its last 3 windows: its throughput and average latency lie within theirs
+    // (duration- and count-weighted means; the printed figures are rounded).
+    const last = passes.slice(-3);
+    const throughput = Number(
+      /^ {4}Throughput: ([\d.e+]+) infer\/sec$/.exec(lines[at + passes.length + 3] ?? '')?.[1],
+    );
+    expect(throughput).toBeGreaterThanOrEqual(Math.min(...last.map((p) => p.throughput)) * 0.9999);
+    expect(throughput).toBeLessThanOrEqual(Math.max(...last.map((p) => p.throughput)) * 1.0001);
+    const avg = lines.find((l) => l.startsWith('    Avg latency: '));
+    const avgUs = Number(/(\d+) usec \(standard/.exec(avg ?? '')?.[1]);
+    expect(avgUs).toBeGreaterThanOrEqual(Math.min(...last.map((p) => p.latencyUs)) - 1);
+    expect(avgUs).toBeLessThanOrEqual(Math.max(...last.map((p) => p.latencyUs)) + 1);
+    // -v's other client lines.
+    expect(lines).toContainEqual(expect.stringMatching(/^ {4}Avg client overhead: \d+\.\d\d%$/));
+    expect(lines).toContainEqual(
+      expect.stringMatching(
+        /^ {4}Avg HTTP time: \d+ usec \(send \d+ usec \+ response wait \d+ usec \+ receive \d+ usec\)$/,
+      ),
+    );
   });
 
   it('gRPC with --request-count: the gRPC client line, a single-window level', async () => {

@@ -318,6 +318,70 @@ describe('one level', () => {
   });
 });
 
+describe("-v: perf_analyzer's per-window Pass lines", () => {
+  const passes = [
+    { trial: 1, throughput: 1407.8412, avgLatencyUs: 702, stdLatencyUs: 88, percentileLatencyUs: 910 },
+    { trial: 2, throughput: 1390, avgLatencyUs: 715, stdLatencyUs: 91, percentileLatencyUs: 930 },
+    { trial: 3, throughput: 1401.5, avgLatencyUs: 709, stdLatencyUs: 90, percentileLatencyUs: 920 },
+  ];
+
+  it('one line per window between the level line and the Client block, only with -v', () => {
+    const lines = formatLevel(options({ verbose: true }), model(), level({ level: 2, passes })).split('\n');
+    expect(lines.slice(0, 5)).toEqual([
+      'Request concurrency: 2',
+      '  Pass [1] throughput: 1407.84 infer/sec. Avg latency: 702 usec (std 88 usec)',
+      '  Pass [2] throughput: 1390 infer/sec. Avg latency: 715 usec (std 91 usec)',
+      '  Pass [3] throughput: 1401.5 infer/sec. Avg latency: 709 usec (std 90 usec)',
+      '  Client: ',
+    ]);
+    const quiet = formatLevel(options(), model(), level({ level: 2, passes }));
+    expect(quiet).not.toContain('Pass [');
+    expect(quiet.split('\n').slice(0, 2)).toEqual(['Request concurrency: 2', '  Client: ']);
+  });
+
+  it('--percentile N: the window pN latency instead of the average', () => {
+    const text = formatLevel(options({ verbose: true, percentile: 95 }), model(), level({ passes }));
+    expect(text).toContain('\n  Pass [1] throughput: 1407.84 infer/sec. p95 latency: 910 usec\n');
+    expect(text).not.toContain('(std ');
+  });
+
+  it("a window without requests prints perf_analyzer's cb::Error line; a rejected level keeps its Pass lines", () => {
+    const unstable = level({
+      level: 3,
+      stable: false,
+      passes: [
+        {
+          trial: 1,
+          throughput: 0,
+          avgLatencyUs: 0,
+          stdLatencyUs: 0,
+          error: 'No valid requests recorded within time interval. Please use a larger time window.',
+        },
+        ...passes.slice(1),
+      ],
+    });
+    expect(formatLevel(options({ verbose: true }), model(), unstable).split('\n')).toEqual([
+      'Request concurrency: 3',
+      '  Pass [1] cb::Error: No valid requests recorded within time interval. Please use a larger time window.',
+      '  Pass [2] throughput: 1390 infer/sec. Avg latency: 715 usec (std 91 usec)',
+      '  Pass [3] throughput: 1401.5 infer/sec. Avg latency: 709 usec (std 90 usec)',
+      '',
+    ]);
+    expect(formatLevel(options(), model(), unstable)).toBe('Request concurrency: 3\n');
+  });
+
+  it('--request-intervals (no level line): the Pass lines open the block', () => {
+    const text = formatLevel(
+      options({ verbose: true }),
+      model(),
+      level({ mode: 'request_intervals', passes }),
+    );
+    expect(text.split('\n')[0]).toBe(
+      '  Pass [1] throughput: 1407.84 infer/sec. Avg latency: 702 usec (std 88 usec)',
+    );
+  });
+});
+
 describe('whole report', () => {
   it('settings, each level, then the summary on the --percentile latency', () => {
     const opts = options({

@@ -14,7 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { PerfError } from '../errors.js';
 import type { LoadManager } from '../load/load-manager.js';
 import type { PerfOptions } from '../options/perf-options.js';
-import type { LoadLevelResult, ModelProfile, PerfProgress, RequestRecord } from '../types.js';
+import type { LoadLevelResult, ModelProfile, PerfProgress, RequestRecord, WindowPass } from '../types.js';
 import { summarizeClient, type ClientSummary } from './client-stats.js';
 import { cpuNowUs, generatorCost } from './generator-cost.js';
 import { diffInferStat, readInferStat, sumInferStats, type ClientInferStat } from './infer-stat.js';
@@ -292,6 +292,7 @@ function mergeLevel(
     level,
     stable,
     windows: windows.length,
+    passes: windows.map((w, i) => windowPass(w, i + 1, options.percentile)),
     overLatencyThreshold: overLatencyThreshold(client.stabilizingLatencyNs, options.latencyThresholdMs),
     client: client.stats,
     server,
@@ -300,6 +301,22 @@ function mergeLevel(
     records,
     windowBoundariesNs: windowBoundaries(reported),
   };
+}
+
+/** One window as perf_analyzer's `-v` reports it (figures, or the window's error). */
+function windowPass(window: Window, trial: number, percentile: number | undefined): WindowPass {
+  const stats = window.client.stats;
+  const figures = {
+    trial,
+    throughput: stats.throughput,
+    avgLatencyUs: stats.avgLatencyUs,
+    stdLatencyUs: stats.stdLatencyUs,
+  };
+  const withPercentile =
+    percentile === undefined
+      ? figures
+      : { ...figures, percentileLatencyUs: stats.percentileUs[percentile] ?? 0 };
+  return window.error === undefined ? withPercentile : { ...withPercentile, error: window.error.message };
 }
 
 /** Starts and ends of the reported windows, a boundary two windows share once (profile export). */

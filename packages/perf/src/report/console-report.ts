@@ -5,14 +5,25 @@
  * `Inferences/Second vs. Client … Batch Latency` summary. A pure function of the options and the
  * run, so a lab reads the same text against real Triton or the embedded server.
  *
- * A level that did not stabilise within `-r` windows, or reached `-l`, gets only its level line, and
- * is left out of the summary and the CSV, as in perf_analyzer; its warning is not part of this text
+ * With `-v`, each level's windows follow its level line (`  Pass [n] throughput: …`), as perf_analyzer
+ * prints them while it measures.
+ *
+ * A level that did not stabilise within `-r` windows, or reached `-l`, gets only its level line (and
+ * its `Pass` lines with `-v`), and is left out of the summary and the CSV, as in perf_analyzer; its
+ * warning is not part of this text
  * (perf_analyzer prints it on stderr, and so does `perf-analyzer-ts` when the level ends:
  * {@link levelRejection}).
  * @packageDocumentation
  */
 import type { PerfOptions } from '../options/perf-options.js';
-import type { LoadLevelResult, MetricsSummary, ModelProfile, PerfRun, ServerSideStats } from '../types.js';
+import type {
+  LoadLevelResult,
+  MetricsSummary,
+  ModelProfile,
+  PerfRun,
+  ServerSideStats,
+  WindowPass,
+} from '../types.js';
 import {
   ensembleTotals,
   formatDouble,
@@ -281,14 +292,32 @@ function formatMetrics(metrics: MetricsSummary | undefined): string[] {
 }
 
 /**
- * One level's report: the level line, then the Client and Server blocks (and metrics, and the
- * load-generator overhead warning); only the level line for a level perf_analyzer does not keep.
+ * perf_analyzer's `-v` line for one measurement window: `  Pass [n] throughput: X infer/sec. ` then
+ * `Avg latency: A usec (std S usec)`, or `pN latency: L usec` with `--percentile`; a window without
+ * figures prints its error instead (`  Pass [n] cb::Error: …`, perf_analyzer's wording).
+ */
+export function formatPass(options: PerfOptions, pass: WindowPass): string {
+  const head = `  Pass [${pass.trial}]`;
+  if (pass.error !== undefined) return `${head} cb::Error: ${pass.error}`;
+  const throughput = `${head} throughput: ${formatDouble(pass.throughput)} infer/sec. `;
+  return options.percentile === undefined
+    ? `${throughput}Avg latency: ${usec(pass.avgLatencyUs)} usec (std ${usec(pass.stdLatencyUs)} usec)`
+    : `${throughput}p${options.percentile} latency: ${usec(pass.percentileLatencyUs ?? 0)} usec`;
+}
+
+/**
+ * One level's report: the level line, with `-v` one `Pass [n]` line per window, then the Client and
+ * Server blocks (and metrics, and the load-generator overhead warning); only the level line (and the
+ * `Pass` lines) for a level perf_analyzer does not keep.
  */
 export function formatLevel(options: PerfOptions, model: ModelProfile, result: LoadLevelResult): string {
   const header = formatLevelHeader(result.mode, result.level);
-  if (levelRejection(options, result) !== undefined) return header;
   const lines: string[] = [];
   if (header !== '') lines.push(header.trimEnd());
+  if (options.verbose) lines.push(...(result.passes ?? []).map((pass) => formatPass(options, pass)));
+  if (levelRejection(options, result) !== undefined) {
+    return lines.length === 0 ? '' : lines.join('\n') + '\n';
+  }
   lines.push(...formatClient(options, model, result));
   lines.push('  Server: ');
   lines.push(...formatServer(result.server, 1, model));
