@@ -148,4 +148,28 @@ describe('concurrency over http', () => {
       await context.client.close();
     }
   });
+
+  it('more than 10 requests in flight on the one abort signal raise no listener-leak warning', async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => {
+      warnings.push(`${warning.name}: ${warning.message}`);
+    };
+    process.on('warning', onWarning);
+    const context = await loadContext(server.url, { modelName: 'id_fast' }, dataset);
+    const manager = createLoadManager(context);
+    try {
+      await manager.changeLevel(16, 200);
+      expect(manager.inFlight).toBe(16);
+      await waitFor(() => manager.inFlight === 0);
+      const records = manager.takeRecords();
+      expect(records).toHaveLength(200);
+      expect(records.every((r) => r.ok)).toBe(true);
+      await sleep(50); // warnings are emitted on a later tick
+      expect(warnings.filter((w) => w.includes('MaxListenersExceeded'))).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+      await manager.stop();
+      await context.client.close();
+    }
+  });
 });

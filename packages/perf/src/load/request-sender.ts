@@ -5,6 +5,8 @@
  * sequences, one options object.
  * @packageDocumentation
  */
+import { setMaxListeners } from 'node:events';
+
 import type {
   InferInput,
   InferOptions,
@@ -133,6 +135,9 @@ export class RequestSender {
     const outputs: readonly InferRequestedOutput[] | undefined = shm?.outputs;
     const parameters: Record<string, string | number | boolean> = {};
     for (const p of options.requestParameters) parameters[p.name] = p.value;
+    // Every request in flight listens on the one abort signal: at a concurrency above Node's default
+    // of 10 listeners it would warn of a leak that is not one (each call removes its listener).
+    setMaxListeners(0, this.#abort.signal);
     this.#callOptions = {
       ...(model.version !== '' ? { modelVersion: model.version } : {}),
       ...(outputs !== undefined ? { outputs } : {}),
