@@ -2,12 +2,16 @@
  * Bench helper: the bare HTTP floor. A `node:http` server with no inference server behind it: every
  * POST body is read to the end and joined, and the answer is a fixed binary-data response shaped as
  * the identity model's (FP32 `OUTPUT0` [1,16]: a JSON header plus 64 bytes). No parsing, no model,
- * no scheduler: what a Node HTTP server costs per request on this host. Prints `{"port":N}` on
- * stdout once listening; exits on SIGTERM.
+ * no scheduler: what a Node HTTP server costs per request on this host. With arguments
+ * `<reply-file> <json-header-length>` it answers that file's bytes instead (e.g. a real `simple`
+ * response, so the floor sends the same bytes as the server). Prints `{"port":N}` on stdout once
+ * listening; exits on SIGTERM.
  */
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 
-const header = Buffer.from(
+const replyFile = process.argv[2];
+const identityHeader = Buffer.from(
   JSON.stringify({
     model_name: 'identity',
     model_version: '1',
@@ -21,7 +25,10 @@ const header = Buffer.from(
     ],
   }),
 );
-const reply = Buffer.concat([header, Buffer.alloc(64)]);
+const reply =
+  replyFile === undefined ? Buffer.concat([identityHeader, Buffer.alloc(64)]) : readFileSync(replyFile);
+const headerLength =
+  replyFile === undefined ? identityHeader.byteLength : Number(process.argv[3] ?? reply.byteLength);
 
 const server = http.createServer((req, res) => {
   const chunks: Buffer[] = [];
@@ -32,7 +39,7 @@ const server = http.createServer((req, res) => {
     res.writeHead(200, {
       'Content-Type': 'application/octet-stream',
       'Content-Length': reply.byteLength,
-      'Inference-Header-Content-Length': header.byteLength,
+      'Inference-Header-Content-Length': headerLength,
     });
     res.end(reply);
   });

@@ -48,6 +48,30 @@ export function buildBytesInferBody(
   return binaryBody(input, 'BYTES', [rows.length, 1], payload, outputs);
 }
 
+/** One input of {@link buildTensorsInferBody}: its name, datatype, shape and raw bytes. */
+export interface BinaryInput {
+  readonly name: string;
+  readonly datatype: string;
+  readonly shape: readonly number[];
+  readonly data: Uint8Array;
+}
+
+/** Builds a request with several binary inputs (in order) asking for `outputs` as binary. */
+export function buildTensorsInferBody(inputs: readonly BinaryInput[], outputs: readonly string[]): InferBody {
+  const header = JSON.stringify({
+    inputs: inputs.map((i) => ({
+      name: i.name,
+      shape: i.shape,
+      datatype: i.datatype,
+      parameters: { binary_data_size: i.data.byteLength },
+    })),
+    outputs: outputs.map((name) => ({ name, parameters: { binary_data: true } })),
+  });
+  const json = Buffer.from(header);
+  const payload = inputs.map((i) => Buffer.from(i.data.buffer, i.data.byteOffset, i.data.byteLength));
+  return { body: Buffer.concat([json, ...payload]), headerLength: json.byteLength };
+}
+
 function binaryBody(
   input: string,
   datatype: string,

@@ -12,7 +12,8 @@
  *
  * Options: `--concurrency=N` (1), `--seconds=S` (10; the 10-minute flatness run is 600),
  * `--warmup=S` (2), `--batching`, `--instances=N` (1), `--node-flags="…"`, `--raw-seconds=S` (5; 0
- * skips the raw floor), `--main` (sessions on the main thread), `--bare` (the bare `node:http` floor instead of the server). Extra
+ * skips the raw floor), `--main` (sessions on the main thread), `--bare` (the bare `node:http` floor instead of the server),
+ * `--simple` (Triton's `simple` model as the simple suite sends it, its own config; no raw floor). Extra
  * environment for the server (e.g. `MALLOC_ARENA_MAX=2`) passes through from this process;
  * `PROFILE_DIAG_FILE` keeps the child's other stdout lines (e.g. `--trace-gc`) of the window.
  */
@@ -26,13 +27,15 @@ import { createInterface } from 'node:readline';
 import { benchDir, fmt, ownCpuSeconds, repoRoot } from './common.js';
 import { buildInferBody, runLoad } from './load.js';
 import { RawOrt } from './raw-ort.js';
+import { simpleBody } from './simple-suite.js';
+import { writeTestModelRepository } from '../src/testing/index.js';
 
 const arg = (name: string, fallback: string): string =>
   process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
 const concurrency = Number(arg('concurrency', '1'));
 const seconds = Number(arg('seconds', '10'));
 const warmup = Number(arg('warmup', '2'));
-const rawSeconds = Number(arg('raw-seconds', '5'));
+const rawSeconds = process.argv.includes('--simple') ? 0 : Number(arg('raw-seconds', '5'));
 const instances = Number(arg('instances', '1'));
 const batching = process.argv.includes('--batching');
 /** `--bare`: the bare `node:http` floor (bench/bare-http-child.ts) instead of the server. */
@@ -43,7 +46,9 @@ const nodeFlags = arg('node-flags', '')
   .split(' ')
   .filter((f) => f.length > 0);
 
-const MODEL = 'food_classifier_onnx';
+/** `--simple`: the `simple` model (simple-suite.ts's request) instead of the food model. */
+const simple = process.argv.includes('--simple');
+const MODEL = simple ? 'simple' : 'food_classifier_onnx';
 const DIMS = [3, 224, 224];
 const modelPath = path.join(repoRoot, 'models_staging', MODEL, '1', 'model.onnx');
 
@@ -99,25 +104,27 @@ async function stats(port: number): Promise<Stats> {
 }
 
 const root = await mkdtemp(path.join(os.tmpdir(), 'tsprof-'));
-await mkdir(path.join(root, MODEL, '1'), { recursive: true });
-await copyFile(modelPath, path.join(root, MODEL, '1', 'model.onnx'));
-await writeFile(
-  path.join(root, MODEL, 'config.pbtxt'),
-  [
-    `name: "${MODEL}"`,
-    'backend: "onnxruntime"',
-    'max_batch_size: 16',
-    `input [ { name: "input" data_type: TYPE_FP32 format: FORMAT_NCHW dims: [ 3, 224, 224 ] } ]`,
-    `output [ { name: "output" data_type: TYPE_FP32 dims: [ 11 ] } ]`,
-    `instance_group [ { count: ${instances} kind: KIND_CPU } ]`,
-    batching
-      ? 'dynamic_batching { preferred_batch_size: [ 4, 8, 16 ] max_queue_delay_microseconds: 2000 }'
-      : '',
-    'parameters: { key: "intra_op_thread_count" value: { string_value: "1" } }',
-    'parameters: { key: "inter_op_thread_count" value: { string_value: "1" } }',
-    '',
-  ].join('\n'),
-);
+if (simple) await writeTestModelRepository(root, { only: ['simple'] });
+else await mkdir(path.join(root, MODEL, '1'), { recursive: true });
+if (!simple) await copyFile(modelPath, path.join(root, MODEL, '1', 'model.onnx'));
+if (!simple)
+  await writeFile(
+    path.join(root, MODEL, 'config.pbtxt'),
+    [
+      `name: "${MODEL}"`,
+      'backend: "onnxruntime"',
+      'max_batch_size: 16',
+      `input [ { name: "input" data_type: TYPE_FP32 format: FORMAT_NCHW dims: [ 3, 224, 224 ] } ]`,
+      `output [ { name: "output" data_type: TYPE_FP32 dims: [ 11 ] } ]`,
+      `instance_group [ { count: ${instances} kind: KIND_CPU } ]`,
+      batching
+        ? 'dynamic_batching { preferred_batch_size: [ 4, 8, 16 ] max_queue_delay_microseconds: 2000 }'
+        : '',
+      'parameters: { key: "intra_op_thread_count" value: { string_value: "1" } }',
+      'parameters: { key: "inter_op_thread_count" value: { string_value: "1" } }',
+      '',
+    ].join('\n'),
+  );
 
 const child = spawn(
   process.execPath,
@@ -150,7 +157,7 @@ const port = await new Promise<number>((resolve, reject) => {
 const pid = child.pid ?? -1;
 
 const image = new Float32Array(DIMS.reduce((a, b) => a * b, 1)).map(() => Math.random());
-const body = buildInferBody('input', 'output', DIMS, image);
+const body = simple ? simpleBody() : buildInferBody('input', 'output', DIMS, image);
 
 let t0: Map<string, number> | undefined;
 let t1: Map<string, number> | undefined;

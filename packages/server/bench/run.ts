@@ -21,10 +21,12 @@
  * the ratios compare those medians.
  *
  * A second suite (`python-suite.ts`) measures the Python backend, the ensemble and the stub round
- * trip against their ONNX / built-in counterparts; `npm run bench` runs both, one after the other.
- * Env: BENCH_SUITE (`all` (default), `onnx` or `python`; also `--suite=<name>`), BENCH_SECONDS
+ * trip against their ONNX / built-in counterparts; a third (`simple-suite.ts`) the server's
+ * throughput on Triton's tiny `simple` model against a bare `node:http` floor. `npm run bench` runs
+ * all three, one after the other.
+ * Env: BENCH_SUITE (`all` (default), `onnx`, `python` or `simple`; also `--suite=<name>`), BENCH_SECONDS
  * (measured seconds per slice, default 1.5), BENCH_WARMUP_SECONDS (default 0.5), BENCH_ROUNDS
- * (default 3). The defaults keep both suites together at about 6 minutes on 2 cores.
+ * (default 3). The defaults keep the suites together at about 7 minutes on 2 cores (`simple`: ~30 s).
  */
 import { existsSync } from 'node:fs';
 import { copyFile, mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
@@ -47,6 +49,7 @@ import {
 import { buildInferBody, runLoad, type LoadResult } from './load.js';
 import { runPythonSuite } from './python-suite.js';
 import { RawOrt } from './raw-ort.js';
+import { runSimpleSuite } from './simple-suite.js';
 
 const modelPath = path.join(repoRoot, 'models_staging', 'food_classifier_onnx', '1', 'model.onnx');
 const MODEL = 'food_classifier_onnx';
@@ -59,7 +62,7 @@ const RAW_BATCHES = [1, 2, 4, 8, 16];
 const seconds = Number(process.env.BENCH_SECONDS ?? 1.5);
 const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 0.5);
 const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
-const SUITES = ['all', 'onnx', 'python'] as const;
+const SUITES = ['all', 'onnx', 'python', 'simple'] as const;
 const suiteArg = process.argv.find((a) => a.startsWith('--suite='))?.slice('--suite='.length);
 const suite = suiteArg ?? process.env.BENCH_SUITE ?? 'all';
 if (!(SUITES as readonly string[]).includes(suite)) {
@@ -357,7 +360,8 @@ async function main(): Promise<void> {
   );
 }
 
-if (suite !== 'python') await main();
-if (suite !== 'onnx') {
+if (suite === 'all' || suite === 'onnx') await main();
+if (suite === 'all' || suite === 'python') {
   await runPythonSuite({ seconds, warmupSeconds, rounds, concurrency: CONCURRENCY });
 }
+if (suite === 'all' || suite === 'simple') await runSimpleSuite({ seconds, warmupSeconds, rounds });
