@@ -48,6 +48,7 @@ export class SchedulingEngine implements Scheduler {
   private draining = false;
   private pending = 0;
   private waitTimer: NodeJS.Timeout | undefined;
+  private waitImmediate: NodeJS.Immediate | undefined;
   private drainWaiters: (() => void)[] = [];
   private issued = 0;
   private delivered = 0;
@@ -184,21 +185,45 @@ export class SchedulingEngine implements Scheduler {
       clearTimeout(this.waitTimer);
       this.waitTimer = undefined;
     }
+    if (this.waitImmediate !== undefined) {
+      clearImmediate(this.waitImmediate);
+      this.waitImmediate = undefined;
+    }
     while (this.free.length > 0 && this.queue.size > 0) {
       const taken = this.queue.take(this.clock(), this.draining);
       for (const e of taken.expired) this.failQueuedQuiet(e, SchedulerRejection.timeoutExpired());
       if (taken.kind === 'wait') {
-        const ms = Math.max(0, Math.ceil(Number(taken.ns) / 1e6));
-        this.waitTimer = setTimeout(() => {
-          this.waitTimer = undefined;
-          this.dispatch();
-        }, ms);
+        this.waitFor(taken.ns);
         return;
       }
       if (taken.kind === 'empty') return;
       const instance = this.free.pop() as ModelInstance;
       void this.run(instance, taken.entries);
     }
+  }
+
+  /**
+   * Looks at the queue again in `ns` (the rest of the batcher's queue delay). Node's timers count
+   * whole milliseconds and fire a little late, so a `max_queue_delay_microseconds` below a
+   * millisecond (Triton's unit is µs; 100 µs is common) would hold every batch ≥ 1 ms, ten times
+   * the configured delay. The whole milliseconds go to a timer; the sub-millisecond rest is waited
+   * by re-checking on each turn of the event loop (`setImmediate`, after its I/O, so requests that
+   * arrive meanwhile join the batch). The batch goes when its oldest request has waited the delay,
+   * as in Triton, at the cost of a busy event loop for at most that rest.
+   */
+  private waitFor(ns: bigint): void {
+    const wholeMs = Math.floor(Number(ns) / 1e6);
+    if (wholeMs >= 1) {
+      this.waitTimer = setTimeout(() => {
+        this.waitTimer = undefined;
+        this.dispatch();
+      }, wholeMs);
+      return;
+    }
+    this.waitImmediate = setImmediate(() => {
+      this.waitImmediate = undefined;
+      this.dispatch();
+    });
   }
 
   /** Like {@link failQueued} but without re-dispatching (used inside dispatch). */

@@ -89,6 +89,34 @@ describe('dynamic batcher: forming batches', () => {
     await Promise.all(results);
   });
 
+  it('holds a batch for a sub-millisecond max_queue_delay_microseconds, not for a whole timer millisecond', async () => {
+    // A clock the test moves by hand (real timers): the batch must go on the first look after the
+    // oldest request has waited 300 µs. With whole-millisecond timers it would wait ≥ 1 ms of real time.
+    let nowNs = 1_000_000_000n;
+    const model = new ControlledModel(1);
+    const scheduler = createDynamicBatcher({
+      modelName: 'm',
+      modelVersion: '1',
+      instances: model.instances,
+      maxBatchSize: 8,
+      dynamicBatching: dynamicBatching({ max_queue_delay_microseconds: 300 }),
+      clock: () => nowNs,
+    });
+    const first = scheduler.enqueue(int32Request(1));
+    await flush();
+    expect(model.started).toHaveLength(0);
+    nowNs += 200_000n;
+    const second = scheduler.enqueue(int32Request(2));
+    nowNs += 99_999n;
+    await flush();
+    expect(model.started).toHaveLength(0);
+    nowNs += 1n;
+    await flush();
+    expect(model.started.map(rowBases)).toEqual([[1, 2]]);
+    model.started[0]?.release();
+    await Promise.all([first, second]);
+  });
+
   it('combines multi-row requests up to max_batch_size without splitting one, and splits outputs back', async () => {
     const { model, scheduler, statistics } = setup({}, { maxBatchSize: 8 });
     const busy = scheduler.enqueue(int32Request(0));
