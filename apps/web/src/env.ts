@@ -117,6 +117,19 @@ const schema = z
       .regex(/^[^\s,/]+(\s*,\s*[^\s,/]+)*$|^$/, 'comma-separated model names')
       .default('food_classifier_onnx,food_classifier'),
     INFERENCE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
+    /**
+     * How input tensors reach the inference server: `auto` (system shared memory when the server's
+     * address is loopback, else the request body), `system` (shared memory whatever the address:
+     * a co-located server reached by name), `none` (always the body). See src/server/shared-memory.ts.
+     */
+    TRITON_SHARED_MEMORY: z
+      .string()
+      .trim()
+      .toLowerCase()
+      .pipe(z.enum(['auto', 'system', 'none'], 'auto, system or none'))
+      .default('auto'),
+    /** Input regions in shared memory (one per request in flight; more go over the wire). */
+    TRITON_SHARED_MEMORY_SLOTS: z.coerce.number().int().min(1).max(256).default(8),
     MAX_UPLOAD_BYTES: z.coerce
       .number()
       .int()
@@ -195,6 +208,8 @@ const schema = z
         ...new Set([e.FOOD11_MODEL_NAME, ...e.FOOD11_MODEL_CHOICES.split(',').map((n) => n.trim())]),
       ].filter((n) => n !== ''),
       inferenceTimeoutMs: e.INFERENCE_TIMEOUT_MS,
+      sharedMemory: e.TRITON_SHARED_MEMORY,
+      sharedMemorySlots: e.TRITON_SHARED_MEMORY_SLOTS,
       maxUploadBytes: e.MAX_UPLOAD_BYTES,
       maxImagePixels: e.MAX_IMAGE_PIXELS,
       maxFeedbackBytes: e.MAX_FEEDBACK_BYTES,

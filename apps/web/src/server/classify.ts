@@ -8,6 +8,7 @@ import { GatewayError } from './errors';
 import { checkImageSignature } from './image-signature';
 import { oodApplies, outOfDistribution } from './ood';
 import { Semaphore } from './semaphore';
+import { inferTensor } from './shared-memory';
 import { getModelInfo, modelTarget, resetModelInfo, tritonClient } from './triton';
 
 /** Reused input tensors (600 kB each for 3×224×224): less garbage per request. */
@@ -109,22 +110,22 @@ export async function classify(bytes: Uint8Array, opts: ClassifyOptions): Promis
       const t1 = performance.now();
       // The out-of-distribution score rides along only when its calibration applies to this model.
       const oodOutput = oodApplies(model) ? model.oodOutput : undefined;
-      const res = await client
-        .infer(
-          model.name,
-          [{ name: model.input.name, datatype: 'FP32', shape: model.input.shape, data: pre.tensor }],
-          {
-            ...common,
-            outputs: [
-              { name: model.output.name, binaryData: true },
-              ...(oodOutput ? [{ name: oodOutput, binaryData: true }] : []),
-            ],
-          },
-        )
-        .finally(() => {
-          // The request body has been built and sent (or abandoned): the tensor can be reused.
-          if (tensorPool.length < POOL_MAX) tensorPool.push(pre.tensor);
-        });
+      // In the request body, or through a shared-memory region (TRITON_SHARED_MEMORY).
+      const res = await inferTensor(
+        client,
+        model.name,
+        { name: model.input.name, shape: model.input.shape, data: pre.tensor },
+        {
+          ...common,
+          outputs: [
+            { name: model.output.name, binaryData: true },
+            ...(oodOutput ? [{ name: oodOutput, binaryData: true }] : []),
+          ],
+        },
+      ).finally(() => {
+        // The request body has been built and sent (or abandoned): the tensor can be reused.
+        if (tensorPool.length < POOL_MAX) tensorPool.push(pre.tensor);
+      });
       const t2 = performance.now();
       inferMs = t2 - t1;
       t3 = t2;
