@@ -1,8 +1,8 @@
 /**
  * Client-side figures of a window (or of merged windows), computed as perf_analyzer's
  * `SummarizeLatency` / `SummarizeClientStat`: counts of the requests that ended in the window,
- * throughput = successful requests × batch size ÷ window seconds, latency mean, sample standard
- * deviation and nearest-rank percentiles, and the client library's send/receive split.
+ * throughput = successful requests × batch size ÷ window seconds, latency mean, population
+ * standard deviation and nearest-rank percentiles, and the client library's send/receive split.
  *
  * Times are integers in µs, truncated as perf_analyzer truncates them (`ns / 1000`), so a report
  * prints them as they are.
@@ -75,17 +75,14 @@ export function summarizeClient(input: ClientWindowInput): ClientSummary {
   if (n > 0) {
     const total = latencies.reduce((a, b) => a + b, 0n);
     avgNs = total / BigInt(n);
-    if (n > 1) {
-      let squares = 0;
-      for (const l of latencies) {
-        const d = Number(l - avgNs);
-        squares += d * d;
-      }
-      stdUs = Math.floor(Math.sqrt(squares / (n - 1)) / 1000);
-    } else {
-      // perf_analyzer: one request gives an infinite sample deviation (it prints UINT64_MAX).
-      stdUs = Number.POSITIVE_INFINITY;
-    }
+    // perf_analyzer's population deviation in whole µs², integer steps as it takes them:
+    // E[⌊l²/10⁶⌋] − ⌊avg²/10⁶⌋, clamped at 0, square root truncated (one request gives 0).
+    let squaresUs = 0n;
+    for (const l of latencies) squaresUs += (l * l) / 1_000_000n;
+    const expectedSquareUs = squaresUs / BigInt(n);
+    const squareAvgUs = (avgNs * avgNs) / 1_000_000n;
+    const varianceUs = expectedSquareUs > squareAvgUs ? expectedSquareUs - squareAvgUs : 0n;
+    stdUs = Math.floor(Math.sqrt(Number(varianceUs)));
     const wanted = new Set(REPORTED_PERCENTILES);
     if (input.percentile !== undefined) wanted.add(input.percentile);
     for (const p of [...wanted].sort((a, b) => a - b)) {
