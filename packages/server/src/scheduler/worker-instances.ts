@@ -13,8 +13,13 @@
  * Costs: each input is copied once into the worker (timed into `compute_input`), outputs are
  * transferred back without copying. Each session is created once, in its worker (the worker runs the
  * runtime's own `createOnnxInstance`, so validation and errors are the runtime's).
+ *
+ * Tiny executions skip the hop (issue 11, `inline-policy.ts`): once the worker's own compute times
+ * show that executions of some input size take less than the hop costs, a second session of the
+ * (small) model is created on the main thread and executions up to that size run there.
  * @packageDocumentation
  */
+import { statSync } from 'node:fs';
 import type { Worker } from 'node:worker_threads';
 
 import type { Tensor } from '@tritonserver-ts/client/protocol';
@@ -26,15 +31,27 @@ import {
   type RuntimeModelInstance,
 } from '../runtime/backends.js';
 import { BackendError, type BackendErrorCode } from '../runtime/errors.js';
-import type { OnnxInstanceSpec } from '../runtime/onnxruntime-backend.js';
+import { createOnnxInstance, type OnnxInstanceSpec } from '../runtime/onnxruntime-backend.js';
 import type { ExecutionResult } from '../runtime/types.js';
 import { startWorkerModule } from '../worker-module.js';
+import { INLINE_MODEL_MAX_BYTES, InlinePolicy, inputBytes } from './inline-policy.js';
 import type { FromWorker, ToWorker } from './ort-worker.js';
 
 interface Pending {
   readonly resolve: (r: ExecutionResult) => void;
   readonly reject: (e: unknown) => void;
   readonly sentNs: bigint;
+  /** The execution's input bytes (for the inline policy). */
+  readonly bytes: number;
+}
+
+/** Whether the model file is small enough for a second, main-thread session (inline executions). */
+function inlineEligible(spec: OnnxInstanceSpec): boolean {
+  try {
+    return statSync(spec.modelPath).size <= INLINE_MODEL_MAX_BYTES;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -88,6 +105,14 @@ export interface ExecutionSpan {
   readonly endNs: bigint;
 }
 
+/** Options of {@link WorkerModelInstance.start}. */
+export interface WorkerInstanceOptions {
+  /** `false`: every execution runs in the worker (no inline executions). Default true. */
+  readonly inline?: boolean;
+  /** The inline policy's short-execution bound in ns (default `INLINE_COMPUTE_MAX_NS`). @internal */
+  readonly inlineComputeMaxNs?: bigint;
+}
+
 /**
  * One onnxruntime instance hosted in a worker thread.
  *
@@ -116,21 +141,31 @@ export class WorkerModelInstance implements RuntimeModelInstance {
   #dead: BackendError | undefined;
   #disposed: Promise<void> | undefined;
   #lastExecution: ExecutionSpan | undefined;
+  readonly #inlinePolicy: InlinePolicy;
+  readonly #inlineEligible: boolean;
+  /** The main-thread session for tiny executions, once the policy asked for it and it exists. */
+  #inline: RuntimeModelInstance | undefined;
+  #inlineStarting: Promise<void> | undefined;
 
-  private constructor(spec: OnnxInstanceSpec, worker: Worker) {
+  private constructor(spec: OnnxInstanceSpec, worker: Worker, options: WorkerInstanceOptions) {
     this.name = spec.name;
     this.kind = spec.kind;
     this.groupName = spec.groupName;
     this.index = spec.index;
     this.version = spec.version;
     this.#spec = spec;
+    this.#inlineEligible = options.inline !== false && inlineEligible(spec);
+    this.#inlinePolicy = new InlinePolicy(options.inlineComputeMaxNs);
     this.#worker = worker;
     this.#attach(worker);
   }
 
   /** Starts a worker that creates the instance described by `spec`; resolves once it is ready. */
-  static async start(spec: OnnxInstanceSpec): Promise<WorkerModelInstance> {
-    return new WorkerModelInstance(spec, await startWorker(spec));
+  static async start(
+    spec: OnnxInstanceSpec,
+    options: WorkerInstanceOptions = {},
+  ): Promise<WorkerModelInstance> {
+    return new WorkerModelInstance(spec, await startWorker(spec), options);
   }
 
   /** How many times the worker was restarted after dying. */
@@ -160,6 +195,8 @@ export class WorkerModelInstance implements RuntimeModelInstance {
    * @internal
    */
   crashWorkerForTesting(armed = true): void {
+    // The next execution must reach the worker.
+    this.#inlinePolicy.disable();
     this.#worker.postMessage({ type: 'crash-for-testing', armed } satisfies ToWorker);
   }
 
@@ -194,6 +231,9 @@ export class WorkerModelInstance implements RuntimeModelInstance {
     }
     if (this.#dead !== undefined) return Promise.reject(this.#dead);
     if (this.#restarting !== undefined) return this.#restarting.then(() => this.execute(inputs));
+    const bytes = inputBytes(inputs);
+    const inline = this.#inline;
+    if (inline !== undefined && this.#inlinePolicy.allows(bytes)) return inline.execute(inputs);
     const id = this.#nextId++;
     return new Promise<ExecutionResult>((resolve, reject) => {
       const t0 = process.hrtime.bigint();
@@ -224,7 +264,7 @@ export class WorkerModelInstance implements RuntimeModelInstance {
         return;
       }
       if (this.#pending.size === 0) this.#worker.ref();
-      this.#pending.set(id, { resolve, reject, sentNs: process.hrtime.bigint() - t0 });
+      this.#pending.set(id, { resolve, reject, sentNs: process.hrtime.bigint() - t0, bytes });
     });
   }
 
@@ -240,10 +280,26 @@ export class WorkerModelInstance implements RuntimeModelInstance {
       return;
     }
     this.#lastExecution = { startNs: m.startNs, endNs: m.endNs };
+    this.#learn(p.bytes, m.timings.computeInferNs);
     p.resolve({
       outputs: new Map(m.outputs.map((t) => [t.name, t])),
       timings: { ...m.timings, computeInputNs: m.timings.computeInputNs + p.sentNs },
     });
+  }
+
+  /** Feeds the inline policy; starts the main-thread session once it is wanted. */
+  #learn(bytes: number, computeInferNs: bigint): void {
+    if (!this.#inlineEligible) return;
+    this.#inlinePolicy.record(bytes, computeInferNs);
+    if (!this.#inlinePolicy.proven || this.#inlineStarting !== undefined) return;
+    this.#inlineStarting = createOnnxInstance(this.#spec).then(
+      (instance) => {
+        if (this.#disposed !== undefined) return instance.dispose();
+        this.#inline = instance;
+        return undefined;
+      },
+      () => this.#inlinePolicy.disable(),
+    );
   }
 
   #onWorkerDied(worker: Worker, what: string): void {
@@ -282,6 +338,10 @@ export class WorkerModelInstance implements RuntimeModelInstance {
 
   dispose(): Promise<void> {
     this.#disposed ??= (async () => {
+      await this.#inlineStarting;
+      const inline = this.#inline;
+      this.#inline = undefined;
+      await inline?.dispose();
       await this.#restarting;
       const worker = this.#worker;
       if (this.#dead === undefined && !this.#exited) {
@@ -315,9 +375,10 @@ export function createWorkerInstances(
   model: ModelDefinition,
   version: number,
   options: CreateInstancesOptions = {},
+  workerOptions: WorkerInstanceOptions = {},
 ): Promise<RuntimeModelInstance[]> {
   return createInstances(model, version, {
     ...options,
-    createOnnxInstance: (spec) => WorkerModelInstance.start(spec),
+    createOnnxInstance: (spec) => WorkerModelInstance.start(spec, workerOptions),
   });
 }
