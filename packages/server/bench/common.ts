@@ -111,7 +111,7 @@ export interface ServerChild {
 }
 
 /**
- * Starts `script` (under tsx) with `args`; the script prints `{"port":N}` on its first stdout line
+ * Starts `script` (under tsx; relative to the bench directory, or absolute) with `args`; the script prints `{"port":N}` on its first stdout line
  * once listening and exits on SIGTERM.
  */
 export async function startChild(
@@ -119,7 +119,7 @@ export async function startChild(
   args: readonly string[],
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<ServerChild> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(benchDir, script), ...args], {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.resolve(benchDir, script), ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env,
   });

@@ -11,6 +11,10 @@
  * child's every thread, from /proc, around the measured window), load-generator CPU µs per request,
  * and the server's req/s as a ratio to the floor's. Before the rounds, each child gets 1 s of untimed
  * load at each concurrency (JIT warm-up).
+ *
+ * `BENCH_SIMPLE_BASE=<dir>`: also measures, in the same interleaved rounds, the server of another
+ * checkout (`<dir>` is its `packages/server`, whose `bench/server-child.ts` is started), e.g. a
+ * `git worktree` of the commit before a change, for a before/after under the same load.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -38,10 +42,12 @@ export interface SimpleSuiteSettings {
 
 const MODEL = 'simple';
 const CONCURRENCY = [1, 16] as const;
-type Target = 'server' | 'bare';
-const TARGETS: readonly Target[] = ['server', 'bare'];
+type Target = 'server' | 'base' | 'bare';
+const BASE = process.env.BENCH_SIMPLE_BASE;
+const TARGETS: readonly Target[] = BASE === undefined ? ['server', 'bare'] : ['base', 'server', 'bare'];
 const LABEL: Record<Target, string> = {
   server: 'embedded server, simple',
+  base: 'embedded server (BENCH_SIMPLE_BASE)',
   bare: 'bare node:http, same reply bytes',
 };
 
@@ -106,6 +112,11 @@ export async function runSimpleSuite(settings: SimpleSuiteSettings): Promise<voi
     const reply = await oneReply(server.port, body);
     await writeFile(replyFile, reply.body);
     servers.set('bare', await startChild('bare-http-child.ts', [replyFile, String(reply.headerLength)]));
+    if (BASE !== undefined) {
+      const base = await startChild(path.resolve(BASE, 'bench', 'server-child.ts'), [repository]);
+      servers.set('base', base);
+      await oneReply(base.port, body);
+    }
     // Both children get JIT-warm before the first round (a short untimed load at each concurrency).
     for (const target of TARGETS) {
       for (const concurrency of CONCURRENCY) {
@@ -145,7 +156,7 @@ export async function runSimpleSuite(settings: SimpleSuiteSettings): Promise<voi
           const key = `${target}|${concurrency}`;
           cells.set(key, [...(cells.get(key) ?? []), cell]);
           process.stdout.write(
-            `round ${round} ${LABEL[target].padEnd(33)} c=${String(concurrency).padEnd(3)} ${fmt(load.rps).padStart(8)} req/s  ` +
+            `round ${round} ${LABEL[target].padEnd(36)} c=${String(concurrency).padEnd(3)} ${fmt(load.rps).padStart(8)} req/s  ` +
               `p50 ${fmt(load.p50Ms, 3).padStart(7)} ms  p99 ${fmt(load.p99Ms, 3).padStart(7)} ms  ` +
               `server CPU ${fmt(cell.serverCpu * 1e6, 0).padStart(4)} µs/req  errors ${load.errors}\n`,
           );
@@ -177,10 +188,14 @@ export async function runSimpleSuite(settings: SimpleSuiteSettings): Promise<voi
         `${fmt(sixteen?.load?.rps)} | ${fmt(sixteen?.load?.p50Ms, 3)} / ${fmt(sixteen?.load?.p99Ms, 3)} | ${fmt((sixteen?.serverCpu ?? NaN) * 1e6, 0)} | ${fmt((sixteen?.clientCpu ?? NaN) * 1e6, 0)} |\n`,
     );
   }
-  const ratio = (c: number): number =>
-    (summary('server', c).load?.rps ?? NaN) / (summary('bare', c).load?.rps ?? NaN);
+  const ratio = (target: Target, other: Target, c: number): number =>
+    (summary(target, c).load?.rps ?? NaN) / (summary(other, c).load?.rps ?? NaN);
   process.stdout.write(
-    `\nserver / bare node:http floor, req/s: c=1 ${fmt(ratio(1), 2)}, c=16 ${fmt(ratio(16), 2)} (goal at c=16 ≥ 0.5); ` +
+    `\nserver / bare node:http floor, req/s: c=1 ${fmt(ratio('server', 'bare', 1), 2)}, c=16 ${fmt(ratio('server', 'bare', 16), 2)} (goal at c=16 ≥ 0.5)\n` +
+      (BASE === undefined
+        ? ''
+        : `server / BENCH_SIMPLE_BASE server, req/s: c=1 ${fmt(ratio('server', 'base', 1), 2)}, c=16 ${fmt(ratio('server', 'base', 16), 2)} (goal at c=16 ≥ 2); ` +
+          `base / floor at c=16 ${fmt(ratio('base', 'bare', 16), 2)}\n`) +
       `load average at end ${loadAverage()}\n`,
   );
 }
