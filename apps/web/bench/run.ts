@@ -3,8 +3,10 @@
  *   1. preprocessing alone (decode + resize + normalise, images/s, concurrency 8),
  *   2. direct infer alone (client → embedded server, pre-made tensors, req/s, concurrency 8),
  *   3. the gateway: POST /api/predict on the production build (`next start`), req/s at concurrency 8,
+ *      twice: input tensors in the request body (TRITON_SHARED_MEMORY=none) and through system
+ *      shared memory (the default `auto`, the server on loopback with --allow-client-shm=true),
  * with real photos. Ceiling = 1 / (1/pre + 1/infer); goal: gateway ≥ 0.85 × ceiling. Also p50/p99
- * latency and the web server's peak RSS (VmHWM of the next-server process tree).
+ * latency and each web server's peak RSS (VmHWM of the next-server process tree).
  *
  * Needs `next build` first (the script runs it when .next/BUILD_ID is missing).
  */
@@ -151,7 +153,6 @@ async function main() {
     if (spawnSync('npx', ['next', 'build'], { cwd: web, stdio: 'inherit' }).status !== 0) process.exit(1);
   }
   const tritonPort = await freePort();
-  const webPort = await freePort();
   const feedbackDir = mkdtempSync(join(tmpdir(), 'gg-bench-'));
 
   const triton = spawn(
@@ -163,6 +164,7 @@ async function main() {
       '--allow-grpc=false',
       '--http-address=127.0.0.1',
       '--allow-metrics=false',
+      '--allow-client-shm=true',
       '--exit-on-error=false',
       '--strict-readiness=false',
       '--log-info=false',
@@ -178,25 +180,29 @@ async function main() {
   const prof = process.env.BENCH_PROFILE_WEB
     ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_WEB}`]
     : [];
-  const next = spawn(
-    process.execPath,
-    [...prof, nextBin, 'start', '-p', String(webPort), '-H', '127.0.0.1'],
-    {
+  /** One production web server; `sharedMemory` is its TRITON_SHARED_MEMORY. */
+  const startWeb = async (sharedMemory: 'none' | 'auto') => {
+    const port = await freePort();
+    const proc = spawn(process.execPath, [...prof, nextBin, 'start', '-p', String(port), '-H', '127.0.0.1'], {
       cwd: web,
       stdio: ['ignore', 'ignore', 'inherit'],
       env: {
         ...process.env,
         NODE_ENV: 'production',
         TRITON_SERVER_URL: `127.0.0.1:${tritonPort}`,
+        TRITON_SHARED_MEMORY: sharedMemory,
         FEEDBACK_DIR: feedbackDir,
         GATEWAY_LOG: 'false',
         NEXT_TELEMETRY_DISABLED: '1',
       },
-    },
-  );
-  children.push(next);
-  const webUrl = `http://127.0.0.1:${webPort}`;
-  await waitFor(`${webUrl}/api/health`);
+    });
+    children.push(proc);
+    const url = `http://127.0.0.1:${port}`;
+    await waitFor(`${url}/api/health`);
+    return { proc, url, pid: proc.pid! };
+  };
+  // Both servers up before any phase; only one is loaded at a time.
+  const webs = { wire: await startWeb('none'), shm: await startWeb('auto') };
 
   console.log(
     `bench: ${photos.length} real photos (IFCT, 307×173 JPEG), concurrency ${CONCURRENCY}, ${ROUNDS} interleaved rounds of ${SECONDS}s per phase (after ${WARMUP_SECONDS}s warm-up each)`,
@@ -214,13 +220,16 @@ async function main() {
       return { type: r.headers.get('content-type')!, body: new Uint8Array(await r.arrayBuffer()) };
     }),
   );
-  const split: Record<string, number> = {};
-  let splitN = 0;
-  const pids = treePids(next.pid!);
-  let peakRss = 0;
+  type Web = keyof typeof webs;
+  const split: Record<Web, Record<string, number>> = { wire: {}, shm: {} };
+  const splitN: Record<Web, number> = { wire: 0, shm: 0 };
+  const pids = { wire: treePids(webs.wire.pid), shm: treePids(webs.shm.pid) };
+  const peakRss: Record<Web, number> = { wire: 0, shm: 0 };
   const sampler = setInterval(() => {
-    const now = treePids(next.pid!).reduce((s, p) => s + rssKb(p, 'VmRSS'), 0);
-    peakRss = Math.max(peakRss, now);
+    for (const w of ['wire', 'shm'] as const) {
+      const now = treePids(webs[w].pid).reduce((s, p) => s + rssKb(p, 'VmRSS'), 0);
+      peakRss[w] = Math.max(peakRss[w], now);
+    }
   }, 100);
 
   // 1. Preprocessing alone, in this process (same package, same config as the gateway).
@@ -236,25 +245,27 @@ async function main() {
     );
     res.asFloat32Array('output');
   };
-  // 3. The gateway, end to end over HTTP multipart.
-  const gatewayOp = async (i: number) => {
+  // 3. The gateway, end to end over HTTP multipart, one web server or the other.
+  const gatewayOp = (w: Web) => async (i: number) => {
     const b = bodies[i % bodies.length]!;
-    const res = await fetch(`${webUrl}/api/predict`, {
+    const res = await fetch(`${webs[w].url}/api/predict`, {
       method: 'POST',
       body: b.body,
       headers: { 'content-type': b.type },
     });
     if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${await res.text()}`);
     const p = (await res.json()) as { timings: Record<string, number> };
-    for (const [k, v] of Object.entries(p.timings)) split[k] = (split[k] ?? 0) + v;
-    splitN++;
+    for (const [k, v] of Object.entries(p.timings)) split[w][k] = (split[w][k] ?? 0) + v;
+    splitN[w]++;
   };
+  const PHASE = { wire: 'gateway, tensor in body', shm: 'gateway, shared memory' } as const;
 
   // CPU ms per operation of each process, per phase (includes warm-up; a fair split of the 2 cores).
   const cpu: Record<string, { bench: number; web: number; triton: number; ops: number }> = {};
+  const webCpu = () => cpuMs(webs.wire.pid) + cpuMs(webs.shm.pid);
   const measured = async (name: string, op: (i: number) => Promise<void>) => {
     const b0 = process.cpuUsage();
-    const w0 = cpuMs(next.pid!);
+    const w0 = webCpu();
     const t0 = cpuMs(triton.pid!);
     let ops = 0;
     const phase = await closedLoop(name, async (i) => {
@@ -264,50 +275,74 @@ async function main() {
     const b1 = process.cpuUsage(b0);
     const c = (cpu[name] ??= { bench: 0, web: 0, triton: 0, ops: 0 });
     c.bench += (b1.user + b1.system) / 1000;
-    c.web += cpuMs(next.pid!) - w0;
+    c.web += webCpu() - w0;
     c.triton += cpuMs(triton.pid!) - t0;
     c.ops += ops;
     return phase;
   };
-  const rounds: { pre: Phase; infer: Phase; gateway: Phase }[] = [];
+  // The shared-memory server must really use regions: its warm-up registers them.
+  await gatewayOp('shm')(0);
+  const regions = (await client.getSystemSharedMemoryStatus()).filter((r) =>
+    r.name.startsWith('gourmetgram_web_'),
+  );
+  if (regions.length === 0) throw new Error('the shared-memory web server registered no region');
+  console.log(`shared memory: ${regions.length} region(s) of ${regions[0]!.byte_size} bytes registered`);
+
+  const rounds: { pre: Phase; infer: Phase; wire: Phase; shm: Phase }[] = [];
   for (let r = 0; r < ROUNDS; r++) {
     const pre = await measured('preprocess alone', preOp);
     const infer = await measured('direct infer alone', inferOp);
-    const gateway = await measured('gateway /api/predict', gatewayOp);
+    // Alternate which gateway goes first, so neither always follows the same phase.
+    const order: Web[] = r % 2 === 0 ? ['wire', 'shm'] : ['shm', 'wire'];
+    const g = {} as Record<Web, Phase>;
+    for (const w of order) g[w] = await measured(PHASE[w], gatewayOp(w));
     const c = 1 / (1 / pre.rate + 1 / infer.rate);
     console.log(
-      `round ${r + 1}: pre ${pre.rate.toFixed(1)}/s, infer ${infer.rate.toFixed(1)}/s, ceiling ${c.toFixed(1)}/s, gateway ${gateway.rate.toFixed(1)}/s → ${(gateway.rate / c).toFixed(3)}`,
+      `round ${r + 1}: pre ${pre.rate.toFixed(1)}/s, infer ${infer.rate.toFixed(1)}/s, ceiling ${c.toFixed(1)}/s, gateway body ${g.wire.rate.toFixed(1)}/s → ${(g.wire.rate / c).toFixed(3)}, shm ${g.shm.rate.toFixed(1)}/s → ${(g.shm.rate / c).toFixed(3)}`,
     );
-    rounds.push({ pre, infer, gateway });
+    rounds.push({ pre, infer, wire: g.wire, shm: g.shm });
   }
+  const regionsAfter = (await client.getSystemSharedMemoryStatus()).filter((r) =>
+    r.name.startsWith('gourmetgram_web_'),
+  );
   await client.close();
   const pre = merge(rounds.map((r) => r.pre));
   const infer = merge(rounds.map((r) => r.infer));
-  const gateway = merge(rounds.map((r) => r.gateway));
+  const wire = merge(rounds.map((r) => r.wire));
+  const shm = merge(rounds.map((r) => r.shm));
   clearInterval(sampler);
-  const hwm = treePids(next.pid!)
-    .concat(pids)
-    .filter((p, i, a) => a.indexOf(p) === i)
-    .reduce((m, p) => Math.max(m, rssKb(p, 'VmHWM')), 0);
+  const hwm = (w: Web) =>
+    treePids(webs[w].pid)
+      .concat(pids[w])
+      .filter((p, i, a) => a.indexOf(p) === i)
+      .reduce((m, p) => Math.max(m, rssKb(p, 'VmHWM')), 0);
 
   const ceiling = 1 / (1 / pre.rate + 1 / infer.rate);
-  const ratio = gateway.rate / ceiling;
-  const rows = [pre, infer, gateway].map(
+  const ratioLine = (label: string, p: Phase) => {
+    const ratio = p.rate / ceiling;
+    return `${label.padEnd(40)} = ${ratio.toFixed(3)}  (goal ≥ 0.85: ${ratio >= 0.85 ? 'met' : 'NOT met'})`;
+  };
+  const rows = [pre, infer, wire, shm].map(
     (p) =>
-      `| ${p.name.padEnd(22)} | ${p.rate.toFixed(1).padStart(7)} /s | ${p.p50.toFixed(1).padStart(6)} ms | ${p.p99.toFixed(1).padStart(6)} ms | ${String(p.n).padStart(5)} |`,
+      `| ${p.name.padEnd(23)} | ${p.rate.toFixed(1).padStart(7)} /s | ${p.p50.toFixed(1).padStart(6)} ms | ${p.p99.toFixed(1).padStart(6)} ms | ${String(p.n).padStart(5)} |`,
   );
+  const splitLine = (w: Web) =>
+    `gateway server-side split, ${w.padEnd(4)} (mean ms): ${Object.entries(split[w])
+      .map(([k, v]) => `${k} ${(v / splitN[w]).toFixed(1)}`)
+      .join(', ')}`;
   console.log(
     [
       '',
-      '| phase                  |    rate   |   p50     |   p99     |     n |',
-      '| ---------------------- | --------- | --------- | --------- | ----- |',
+      '| phase                   |    rate   |   p50     |   p99     |     n |',
+      '| ----------------------- | --------- | --------- | --------- | ----- |',
       ...rows,
       '',
       `ceiling 1/(1/pre + 1/infer) = ${ceiling.toFixed(1)} req/s`,
-      `gateway / ceiling          = ${ratio.toFixed(3)}  (goal ≥ 0.85: ${ratio >= 0.85 ? 'met' : 'NOT met'})`,
-      `gateway server-side split (mean ms): ${Object.entries(split)
-        .map(([k, v]) => `${k} ${(v / splitN).toFixed(1)}`)
-        .join(', ')}`,
+      ratioLine('gateway / ceiling, tensor in the body', wire),
+      ratioLine('gateway / ceiling, shared memory', shm),
+      `shared-memory regions registered: ${regions.length} after warm-up, ${regionsAfter.length} at the end`,
+      splitLine('wire'),
+      splitLine('shm'),
       'CPU ms per operation (bench process / web server / inference server):',
       ...Object.entries(cpu).map(
         ([k, c]) =>
@@ -319,10 +354,17 @@ async function main() {
           return { all: (c.bench + c.web + c.triton) / c.ops, servers: (c.web + c.triton) / c.ops };
         };
         const need = per('preprocess alone').all + per('direct infer alone').all;
-        const g = per('gateway /api/predict');
-        return `CPU efficiency: (pre + infer) / gateway = ${(need / g.all).toFixed(3)} counting the load generator, ${(need / g.servers).toFixed(3)} counting only the web and inference servers`;
+        return (['wire', 'shm'] as const)
+          .map((w) => {
+            const g = per(PHASE[w]);
+            return `CPU efficiency, ${w.padEnd(4)}: (pre + infer) / gateway = ${(need / g.all).toFixed(3)} counting the load generator, ${(need / g.servers).toFixed(3)} counting only the web and inference servers`;
+          })
+          .join('\n');
       })(),
-      `web server peak RSS        = ${(Math.max(peakRss, hwm) / 1024).toFixed(0)} MiB (sampled tree RSS ${(peakRss / 1024).toFixed(0)} MiB, max process VmHWM ${(hwm / 1024).toFixed(0)} MiB)`,
+      ...(['wire', 'shm'] as const).map(
+        (w) =>
+          `web server peak RSS, ${w.padEnd(4)} = ${(Math.max(peakRss[w], hwm(w)) / 1024).toFixed(0)} MiB (sampled tree RSS ${(peakRss[w] / 1024).toFixed(0)} MiB, max process VmHWM ${(hwm(w) / 1024).toFixed(0)} MiB)`,
+      ),
     ].join('\n'),
   );
   rmSync(feedbackDir, { recursive: true, force: true });
