@@ -22,11 +22,15 @@
  *
  * A second suite (`python-suite.ts`) measures the Python backend, the ensemble and the stub round
  * trip against their ONNX / built-in counterparts; a third (`simple-suite.ts`) the server's
- * throughput on Triton's tiny `simple` model against a bare `node:http` floor. `npm run bench` runs
- * all three, one after the other.
- * Env: BENCH_SUITE (`all` (default), `onnx`, `python` or `simple`; also `--suite=<name>`), BENCH_SECONDS
- * (measured seconds per slice, default 1.5), BENCH_WARMUP_SECONDS (default 0.5), BENCH_ROUNDS
- * (default 3). The defaults keep the suites together at about 7 minutes on 2 cores (`simple`: ~30 s).
+ * throughput on Triton's tiny `simple` model against a bare `node:http` floor; a fourth
+ * (`mnist-suite.ts`, issue 11) dynamic batching against no batching on a generated MNIST-sized CNN
+ * (`mnist-model.ts`), where per-execution overhead rather than compute dominates, with the raw
+ * onnxruntime floor at batch 1 and 16 and the same servers' core in-process without HTTP.
+ * `npm run bench` runs all four, one after the other.
+ * Env: BENCH_SUITE (`all` (default), `onnx`, `python`, `simple` or `mnist`; also `--suite=<name>`),
+ * BENCH_SECONDS (measured seconds per slice, default 1.5), BENCH_WARMUP_SECONDS (default 0.5),
+ * BENCH_ROUNDS (default 3). The defaults keep the suites together at about 9 minutes on 2 cores
+ * (`simple`: ~30 s, `mnist`: ~2 min).
  */
 import { existsSync } from 'node:fs';
 import { copyFile, mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
@@ -47,6 +51,7 @@ import {
   type ServerChild,
 } from './common.js';
 import { buildInferBody, runLoad, type LoadResult } from './load.js';
+import { runMnistSuite } from './mnist-suite.js';
 import { runPythonSuite } from './python-suite.js';
 import { RawOrt } from './raw-ort.js';
 import { runSimpleSuite } from './simple-suite.js';
@@ -62,7 +67,7 @@ const RAW_BATCHES = [1, 2, 4, 8, 16];
 const seconds = Number(process.env.BENCH_SECONDS ?? 1.5);
 const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 0.5);
 const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
-const SUITES = ['all', 'onnx', 'python', 'simple'] as const;
+const SUITES = ['all', 'onnx', 'python', 'simple', 'mnist'] as const;
 const suiteArg = process.argv.find((a) => a.startsWith('--suite='))?.slice('--suite='.length);
 const suite = suiteArg ?? process.env.BENCH_SUITE ?? 'all';
 if (!(SUITES as readonly string[]).includes(suite)) {
@@ -365,3 +370,6 @@ if (suite === 'all' || suite === 'python') {
   await runPythonSuite({ seconds, warmupSeconds, rounds, concurrency: CONCURRENCY });
 }
 if (suite === 'all' || suite === 'simple') await runSimpleSuite({ seconds, warmupSeconds, rounds });
+if (suite === 'all' || suite === 'mnist') {
+  await runMnistSuite({ seconds, warmupSeconds, rounds, concurrency: CONCURRENCY });
+}
