@@ -168,6 +168,37 @@ describe('the gateway through system shared memory', () => {
     await client.close();
   });
 
+  it('survives a real server restart on the same port: registers again, retries once, keeps using the region', async () => {
+    let server = await start({ allowClientShm: true });
+    const port = new URL(server.url).port;
+    try {
+      useEnv({ TRITON_PROTOCOL: 'http', TRITON_SERVER_URL: server.url, TRITON_SHARED_MEMORY: 'auto' });
+      const before = await predict('L001');
+      const [region] = sharedMemoryState().regions;
+      await server.close();
+      server = await startServer({
+        modelRepositories: [MODELS],
+        httpPort: Number(port),
+        grpcPort: 0,
+        exitTimeoutSecs: 1,
+        python: { interpreter: PYTHON },
+        allowClientShm: true,
+      });
+      let after!: Prediction;
+      const inputs = await inputsSent(async () => {
+        after = await predict('L001');
+      });
+      expect(inputs.map((i) => i.sharedMemory?.region)).toEqual([region, region]);
+      expect(ranking(after)).toEqual(ranking(before));
+      const client = new TritonClient({ url: server.url });
+      expect((await client.getSystemSharedMemoryStatus()).map((r) => r.name)).toEqual([region]);
+      await client.close();
+    } finally {
+      await closeSharedMemory();
+      await server.close();
+    }
+  });
+
   it('cleans up: regions unregistered and objects removed on close', async () => {
     useEnv({ TRITON_PROTOCOL: 'http', TRITON_SERVER_URL: shmServer.url, TRITON_SHARED_MEMORY: 'auto' });
     await Promise.all(PHOTOS.map((c) => predict(c)));
