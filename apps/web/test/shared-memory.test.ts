@@ -168,7 +168,7 @@ describe('the gateway through system shared memory', () => {
     await client.close();
   });
 
-  it('survives a real server restart on the same port: registers again, retries once, keeps using the region', async () => {
+  it('survives a real server restart on the same port: registers again, retries once, keeps using the region; a server down at registration is no refusal', async () => {
     let server = await start({ allowClientShm: true });
     const port = new URL(server.url).port;
     try {
@@ -193,6 +193,27 @@ describe('the gateway through system shared memory', () => {
       const client = new TritonClient({ url: server.url });
       expect((await client.getSystemSharedMemoryStatus()).map((r) => r.name)).toEqual([region]);
       await client.close();
+
+      // A registration that gets no answer (server down) is not a refusal: that request fails as it
+      // would in the body (503), the next one, with the server back, uses a region.
+      await server.close();
+      await closeSharedMemory(); // no regions left: the next request must register one
+      const down = await POST(uploadRequest(photo('L001')));
+      expect(down.status).toBe(503);
+      expect(sharedMemoryState()).toMatchObject({ disabled: false, regions: [] });
+      server = await startServer({
+        modelRepositories: [MODELS],
+        httpPort: Number(port),
+        grpcPort: 0,
+        exitTimeoutSecs: 1,
+        python: { interpreter: PYTHON },
+        allowClientShm: true,
+      });
+      const back = await inputsSent(async () => {
+        expect(ranking(await predict('L001'))).toEqual(ranking(before));
+      });
+      expect(back.at(-1)!.sharedMemory).toBeDefined();
+      expect(sharedMemoryState()).toMatchObject({ active: true, disabled: false });
     } finally {
       await closeSharedMemory();
       await server.close();

@@ -12,11 +12,12 @@
  * Input regions come from a {@link ShmPool} per input byte size (`TRITON_SHARED_MEMORY_SLOTS`
  * regions, created and registered once, reused); a request finding every region leased goes over
  * the wire rather than wait. Outputs stay in the response body (11 floats). When a region cannot be
- * created or registered (the server cannot open the key from another IPC namespace, or refuses
- * client shared memory, e.g. Triton ≥ 26.05 without `--allow-client-shm=true`), the gateway logs
- * one line and uses the wire from then on (for this server address). When an inference through a
- * region fails and the server no longer lists the region (it restarted), the regions are
- * registered again and the inference retried once; if that fails too, the wire.
+ * created or the server refuses to register it (it cannot open the key from another IPC namespace,
+ * or refuses client shared memory, e.g. Triton ≥ 26.05 without `--allow-client-shm=true`), the
+ * gateway logs one line and uses the wire from then on (for this server address); a register call
+ * without an answer only sends that request over the wire. When an inference through a region
+ * fails and the server no longer lists the region (it restarted), the regions are registered again
+ * and the inference retried once; if the server refuses, the wire.
  *
  * Regions are unregistered and their objects removed when the process ends (SIGTERM / SIGINT:
  * both, best effort within a second; `exit`: the objects), and a new process sweeps what a killed
@@ -32,7 +33,7 @@ import {
 } from '@tritonserver-ts/client';
 import { env } from '../env';
 import { poolPrefix, sweepStale } from './shm-names';
-import { SHM_DIR, ShmPool, type ShmSlot } from './shm-pool';
+import { SHM_DIR, ShmPool, ShmPoolError, type ShmSlot } from './shm-pool';
 import { logLine } from './request';
 
 /** `TRITON_SHARED_MEMORY`. */
@@ -61,13 +62,13 @@ class Channel {
     readonly key: string,
     readonly client: TritonClient,
     readonly slots: number,
-    readonly dir: string,
+    readonly timeoutMs: number,
   ) {}
 
   /** A leased region of `byteSize` bytes, or `undefined` when all are busy. */
   async lease(byteSize: number): Promise<ShmSlot | undefined> {
     // Before the first region of this process: what a killed predecessor left behind.
-    await (this.#swept ??= sweepStale(this.client, this.dir));
+    await (this.#swept ??= sweepStale(this.client, SHM_DIR, this.timeoutMs));
     let pool = this.pools.get(byteSize);
     if (!pool) {
       pool = new ShmPool({
@@ -75,7 +76,7 @@ class Channel {
         byteSize,
         slots: this.slots,
         prefix: poolPrefix(),
-        dir: this.dir,
+        timeoutMs: this.timeoutMs,
       });
       this.pools.set(byteSize, pool);
       live.add(pool);
@@ -116,27 +117,25 @@ class Channel {
 const live = new Set<ShmPool>();
 let channel: Channel | undefined;
 
-/** Options of {@link configureSharedMemory}, for tests. */
-export interface SharedMemoryTestOptions {
-  /** Directory of the objects (default `/dev/shm`); the server must look in the same one. */
-  dir?: string;
-}
-let dirOverride: string | undefined;
-
-/** Tests: where objects are created (default `/dev/shm`). Closes the current state. */
-export async function configureSharedMemory(options: SharedMemoryTestOptions): Promise<void> {
-  await closeSharedMemory();
-  dirOverride = options.dir;
+/**
+ * Whether a failure to set up a region is final: the server answered a refusal (another IPC
+ * namespace, client shared memory disabled, …) or the object could not be made here. A register
+ * call that got no answer (server down, timeout) is not: that request uses the wire, the next tries
+ * again.
+ */
+function isRefusal(err: unknown): boolean {
+  if (!(err instanceof ShmPoolError) || err.code !== 'SHM_REGISTER_FAILED') return true;
+  return err.cause instanceof TritonServerError;
 }
 
 /** The state for the configured address and client, or `undefined` when the wire is chosen. */
 function channelFor(client: TritonClient): Channel | undefined {
-  const { sharedMemory, sharedMemorySlots, tritonProtocol, tritonUrl } = env();
+  const { sharedMemory, sharedMemorySlots, tritonProtocol, tritonUrl, inferenceTimeoutMs } = env();
   if (sharedMemory === 'none' || (sharedMemory === 'auto' && !isLoopbackUrl(tritonUrl))) return undefined;
   const key = `${tritonProtocol}|${tritonUrl}|${sharedMemory}|${sharedMemorySlots}`;
   if (channel?.key !== key || channel.client !== client) {
     void channel?.close();
-    channel = new Channel(key, client, sharedMemorySlots, dirOverride ?? SHM_DIR);
+    channel = new Channel(key, client, sharedMemorySlots, Math.min(5000, inferenceTimeoutMs));
   }
   return channel.disabled ? undefined : channel;
 }
@@ -169,7 +168,7 @@ export async function inferTensor(
     slot?.write(new Uint8Array(data.buffer, data.byteOffset, byteSize));
   } catch (err) {
     slot?.release();
-    ch.disable(err);
+    if (isRefusal(err)) ch.disable(err);
     return wire();
   }
   if (!slot) return wire(); // every region is in use
@@ -188,6 +187,8 @@ export async function inferTensor(
       try {
         await ch.pools.get(byteSize)?.recover();
       } catch (recoverErr) {
+        // No answer: the wire would fail the same way; the client's error maps to the right status.
+        if (!isRefusal(recoverErr)) throw (recoverErr as ShmPoolError).cause;
         ch.disable(recoverErr);
         return await wire();
       }

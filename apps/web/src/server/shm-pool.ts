@@ -215,16 +215,23 @@ export class ShmPool {
   /**
    * Registers again every region the server no longer knows (a restarted server forgets them).
    * Concurrent callers share one recovery.
-   * @throws ShmPoolError `SHM_REGISTER_FAILED` when one cannot be registered.
+   * @throws ShmPoolError `SHM_REGISTER_FAILED` when the regions cannot be listed or one cannot be
+   *   registered (`cause`: the client's error).
    */
   recover(): Promise<void> {
     this.#recovering ??= (async () => {
       try {
-        const known = new Set(
-          (await this.#client.getSystemSharedMemoryStatus('', { timeoutMs: this.#timeoutMs })).map(
-            (r) => r.name,
-          ),
-        );
+        let known: Set<string>;
+        try {
+          const status = await this.#client.getSystemSharedMemoryStatus('', { timeoutMs: this.#timeoutMs });
+          known = new Set(status.map((r) => r.name));
+        } catch (cause) {
+          throw new ShmPoolError(
+            'SHM_REGISTER_FAILED',
+            `cannot list the server's shared-memory regions: ${cause instanceof Error ? cause.message : String(cause)}`,
+            { cause },
+          );
+        }
         for (const region of this.#regions) if (!known.has(region.name)) await this.#register(region);
       } finally {
         this.#recovering = undefined;
