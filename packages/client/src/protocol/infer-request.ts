@@ -10,7 +10,6 @@ import { parseJson, stringifyJson } from './json.js';
 import { tensorDataFromBytes, tensorDataToBytes } from './raw.js';
 import {
   asUInt64,
-  concatBytes,
   fromUtf8,
   hasMember,
   isObject,
@@ -88,6 +87,22 @@ export interface InferRequestOptions {
    * Python client does), not sent otherwise.
    */
   readonly binaryDataOutput?: boolean;
+}
+
+/**
+ * An HTTP body as parts to write in order, without joining them: the JSON header, then the bytes of
+ * each binary input. The parts of typed-array inputs are views on the caller's data (not copies), so
+ * that data must stay unchanged until the parts have been written.
+ */
+export interface EncodedBodyParts<J> {
+  /** The JSON header bytes, then each binary input's bytes in input order. */
+  readonly parts: readonly Uint8Array[];
+  /** Sum of the parts' byte lengths (the `Content-Length`). */
+  readonly byteLength: number;
+  /** JSON byte length when a binary tail is present (send it as the header), else `undefined`. */
+  readonly headerLength: number | undefined;
+  /** The JSON header as an object. */
+  readonly json: J;
 }
 
 /** An encoded HTTP body plus the value of its `Inference-Header-Content-Length` header. */
@@ -184,7 +199,7 @@ function plainShape(shape: readonly number[]): boolean {
 function encodeCommonRequest(
   inputs: readonly InferInput[],
   options: InferRequestOptions,
-): EncodedBody<InferRequestJson> | undefined {
+): BodyPieces | undefined {
   if (
     (options.requestId !== undefined && options.requestId !== '') ||
     isSequenceSet(options.sequenceId) ||
@@ -227,24 +242,72 @@ function encodeCommonRequest(
     text += `${i === 0 ? '' : ','}{"name":${JSON.stringify(input.name)},"shape":[${input.shape.join(',')}],"datatype":${JSON.stringify(input.datatype)},"parameters":{"binary_data_size":${raw.byteLength}}}`;
   }
   text += '],"parameters":{"binary_data_output":true}}';
-  const headerLength = Buffer.byteLength(text);
-  if (tail.length === 0) {
-    // No inputs: the body is the JSON alone, as in the general path.
-    const body = utf8(text);
-    return { body, headerLength: undefined, json: JSON.parse(text) as InferRequestJson };
-  }
-  const body = Buffer.allocUnsafe(headerLength + tailSize);
-  body.write(text, 0, 'utf8');
+  return { header: text, headerLength: Buffer.byteLength(text), tail, tailLength: tailSize, json: undefined };
+}
+
+/**
+ * An encoded request before its pieces are joined: the JSON header (as text on the common path,
+ * which parses it back only when asked for `json`; as bytes on the general path) and the binary tail.
+ */
+interface BodyPieces {
+  readonly header: string | Uint8Array;
+  /** The header's UTF-8 byte length. */
+  readonly headerLength: number;
+  /** Each binary input's bytes (views on typed-array data), in input order. */
+  readonly tail: readonly Uint8Array[];
+  readonly tailLength: number;
+  /** The JSON object, or `undefined` when `header` is its text (parsed on demand). */
+  readonly json: InferRequestJson | undefined;
+}
+
+/** The JSON header of the pieces: the object, or parsed from the header text. */
+function jsonOf(pieces: BodyPieces): InferRequestJson {
+  return pieces.json ?? (JSON.parse(pieces.header as string) as InferRequestJson);
+}
+
+function headerBytes(pieces: BodyPieces): Uint8Array {
+  return typeof pieces.header === 'string' ? utf8(pieces.header) : pieces.header;
+}
+
+/** Joins the pieces into one body (JSON alone when there is no binary tail). */
+function joinPieces(pieces: BodyPieces): EncodedBody<InferRequestJson> {
+  const { header, headerLength, tail } = pieces;
+  if (tail.length === 0) return encodedBody(headerBytes(pieces), undefined, pieces);
+  const body = Buffer.allocUnsafe(headerLength + pieces.tailLength);
+  if (typeof header === 'string') body.write(header, 0, 'utf8');
+  else body.set(header, 0);
   let offset = headerLength;
   for (const raw of tail) {
     body.set(raw, offset);
     offset += raw.byteLength;
   }
+  return encodedBody(body, headerLength, pieces);
+}
+
+/** A joined body; its `json` is parsed from the header text only when read (the common path). */
+function encodedBody(
+  body: Uint8Array,
+  headerLength: number | undefined,
+  pieces: BodyPieces,
+): EncodedBody<InferRequestJson> {
+  if (pieces.json !== undefined) return { body, headerLength, json: pieces.json };
   return {
     body,
     headerLength,
     get json(): InferRequestJson {
-      return JSON.parse(text) as InferRequestJson;
+      return jsonOf(pieces);
+    },
+  };
+}
+
+/** The pieces as parts to write in order, unjoined. */
+function partsOf(pieces: BodyPieces): EncodedBodyParts<InferRequestJson> {
+  return {
+    parts: [headerBytes(pieces), ...pieces.tail],
+    byteLength: pieces.headerLength + pieces.tailLength,
+    headerLength: pieces.tail.length === 0 ? undefined : pieces.headerLength,
+    get json(): InferRequestJson {
+      return jsonOf(pieces);
     },
   };
 }
@@ -260,6 +323,42 @@ export function encodeInferRequest(
   inputs: readonly InferInput[],
   options: InferRequestOptions = {},
 ): EncodedBody<InferRequestJson> {
+  return joinPieces(encodePieces(inputs, options));
+}
+
+/**
+ * Encodes the same body as {@link encodeInferRequest}, as parts to write in order instead of one
+ * buffer: the JSON header bytes, then each binary input's bytes. For typed-array inputs of their
+ * datatype's array type (e.g. `Float32Array` for FP32) those parts are views on the caller's memory,
+ * not copies: keep the data unchanged until the parts have been written (send them with an explicit
+ * `Content-Length: byteLength`).
+ * @throws ProtocolError as {@link encodeInferRequest}.
+ */
+export function encodeInferRequestParts(
+  inputs: readonly InferInput[],
+  options: InferRequestOptions = {},
+): EncodedBodyParts<InferRequestJson> {
+  return partsOf(encodePieces(inputs, options));
+}
+
+/**
+ * The body of an HTTP transport's request: parts ({@link encodeInferRequestParts}) when the binary
+ * tail has at least `partsFromTailBytes` bytes, else one buffer ({@link encodeInferRequest}).
+ * @internal Used by the HTTP transport; not part of the supported API.
+ * @throws ProtocolError as {@link encodeInferRequest}.
+ */
+export function encodeInferRequestBody(
+  inputs: readonly InferInput[],
+  options: InferRequestOptions,
+  partsFromTailBytes: number,
+): EncodedBody<InferRequestJson> | EncodedBodyParts<InferRequestJson> {
+  const pieces = encodePieces(inputs, options);
+  return pieces.tail.length > 0 && pieces.tailLength >= partsFromTailBytes
+    ? partsOf(pieces)
+    : joinPieces(pieces);
+}
+
+function encodePieces(inputs: readonly InferInput[], options: InferRequestOptions): BodyPieces {
   const common = encodeCommonRequest(inputs, options);
   if (common !== undefined) return common;
   // Built key by key so the JSON key order matches the Python client.
@@ -293,10 +392,9 @@ export function encodeInferRequest(
   if (Object.keys(parameters).length > 0) json.parameters = parameters;
 
   const header = utf8(stringifyJson(json));
-  if (tail.length === 0) return { body: header, headerLength: undefined, json };
-  let total = header.byteLength;
-  for (const t of tail) total += t.byteLength;
-  return { body: concatBytes([header, ...tail], total), headerLength: header.byteLength, json };
+  let tailLength = 0;
+  for (const t of tail) tailLength += t.byteLength;
+  return { header, headerLength: header.byteLength, tail, tailLength, json };
 }
 
 /**
