@@ -393,6 +393,11 @@ export class TritonClient {
   /**
    * Runs an inference. Inputs travel in the binary tensor extension unless `binaryData: false`
    * (per input or for all); outputs come back binary unless asked otherwise.
+   *
+   * Do not modify the inputs' data until the returned promise settles. Over HTTP, a binary tail of
+   * 64 KiB or more (without `requestCompression`) is not copied into a new body: the socket reads
+   * typed-array data where it lies (as `socket.write` does), after `infer` has returned, and again
+   * on a retry. gRPC copies the data into the protobuf message.
    */
   async infer(
     modelName: string,

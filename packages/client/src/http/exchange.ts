@@ -20,7 +20,13 @@ export interface ExchangeRequest {
   readonly method: 'GET' | 'POST';
   readonly path: string;
   readonly headers: Readonly<Record<string, string>>;
-  readonly body: Uint8Array | string | null;
+  /**
+   * The body: one buffer or string, or parts written in order without joining them (then `headers`
+   * must carry their total as `content-length`, or undici would send them chunked). undici writes
+   * the parts to the socket as they are, so their memory must not change until the exchange
+   * settles; an array can be sent again by a later exchange.
+   */
+  readonly body: Uint8Array | string | readonly Uint8Array[] | null;
   /**
    * A response header (lower-case) whose integer value is an offset into the body that should
    * fall on an 8-byte boundary of the returned body's memory: an infer response's
@@ -194,6 +200,12 @@ class Exchange implements Dispatcher.DispatchHandler, CancellationListener {
     this.#abort = abort;
   }
 
+  onRequestSent(): void {
+    // undici has written the whole request (a body in parts is written after dispatch returns).
+    const timer = this.#timer;
+    if (timer !== undefined && timer.receiveStart === 0n) timer.sendEnd = process.hrtime.bigint();
+  }
+
   onHeaders(status: number, rawHeaders: Buffer[]): boolean {
     // 1xx informational responses are skipped, as undici's request() does.
     if (status < 200) return true;
@@ -253,8 +265,10 @@ class Exchange implements Dispatcher.DispatchHandler, CancellationListener {
 /**
  * Sends one request through `dispatcher` and reads the whole response. Rejects with undici's
  * error, or with the cancellation's reason when it fires (before or during the exchange). Stamps
- * `timer.sendEnd` once undici has the request (it writes it at once to an idle keep-alive
- * connection) and `timer.receiveStart` when the status line and headers arrived.
+ * `timer.sendEnd` once undici has the request (it writes a one-buffer body at once to an idle
+ * keep-alive connection), then again when undici has written the whole body (later for a body in
+ * parts, or after a new connection was made), and `timer.receiveStart` when the status line and
+ * headers arrived.
  */
 export function exchange(
   dispatcher: Dispatcher,
@@ -272,7 +286,14 @@ export function exchange(
     const handler = new Exchange(resolve, reject, cancellation, timer, request.alignAt);
     cancellation.addListener(handler);
     dispatcher.dispatch(
-      { method: request.method, path: request.path, headers: request.headers, body: request.body },
+      {
+        method: request.method,
+        path: request.path,
+        headers: request.headers,
+        // undici's typing omits iterables, but its core takes them (`client-h1` `writeIterable`:
+        // each part written as is, under the given content-length, a mismatch an error).
+        body: request.body as Uint8Array | string | null,
+      },
       handler,
     );
     if (timer !== undefined) timer.sendEnd = process.hrtime.bigint();

@@ -28,7 +28,11 @@ import {
 import type { QueryParams } from '../query-params.js';
 import { parseRetryAfter } from '../retry.js';
 import { compressBody, decompressBody } from '../protocol/compression.js';
-import { encodeInferRequest, encodeRawBinaryRequest } from '../protocol/infer-request.js';
+import {
+  encodeInferRequest,
+  encodeInferRequestBody,
+  encodeRawBinaryRequest,
+} from '../protocol/infer-request.js';
 import { inferResponseFromHttp } from '../protocol/infer-response.js';
 import { httpRequestOptions, type InferResponse } from '../protocol/message.js';
 import { parseJson, stringifyJson } from '../protocol/json.js';
@@ -97,6 +101,14 @@ export function serverErrorFromResponse(response: HttpResponse): TritonServerErr
   });
 }
 
+/**
+ * An uncompressed infer request whose binary tail has at least this many bytes is sent as parts
+ * (JSON header, then views on each binary input's data) instead of being copied into one new body:
+ * for a 602 KB image the copy and its garbage cost about 1 ms of CPU per request. Smaller tails
+ * (e.g. the 128 bytes of `simple`) are joined: one buffer is cheaper to write than an iterable.
+ */
+export const PARTS_MIN_TAIL_BYTES = 64 * 1024;
+
 /** The KServe v2 HTTP transport. Construct it directly only to share it or to pass pool options. */
 export class HttpTransport implements Transport {
   readonly kind = 'http' as const;
@@ -131,7 +143,7 @@ export class HttpTransport implements Transport {
     method: 'GET' | 'POST',
     apiPathname: string,
     ctx: TransportContext,
-    body: Uint8Array | string | undefined,
+    body: Uint8Array | string | readonly Uint8Array[] | undefined,
     extraHeaders: Record<string, string> | undefined,
     alignAt?: string,
   ): Promise<ReceivedResponse> {
@@ -357,13 +369,20 @@ export class HttpTransport implements Transport {
   }
 
   async infer(call: InferCall, ctx: TransportContext): Promise<InferResponse> {
-    let encoded: { body: Uint8Array; headerLength: number | undefined };
+    let encoded:
+      | { body: Uint8Array; headerLength: number | undefined }
+      | { parts: readonly Uint8Array[]; byteLength: number; headerLength: number | undefined };
     try {
       const first = call.inputs[0];
-      encoded =
-        call.http.rawBinaryRequest === true && first?.data !== undefined
-          ? encodeRawBinaryRequest(first.datatype, first.data)
-          : encodeInferRequest(call.inputs, httpRequestOptions(call.request, call.http));
+      const options = httpRequestOptions(call.request, call.http);
+      if (call.http.rawBinaryRequest === true && first?.data !== undefined) {
+        encoded = encodeRawBinaryRequest(first.datatype, first.data);
+      } else if (call.requestCompression !== undefined) {
+        // Compression needs the whole body in one buffer.
+        encoded = encodeInferRequest(call.inputs, options);
+      } else {
+        encoded = encodeInferRequestBody(call.inputs, options, PARTS_MIN_TAIL_BYTES);
+      }
     } catch (error) {
       throw invalidArgument(error);
     }
@@ -374,10 +393,17 @@ export class HttpTransport implements Transport {
     } else {
       headers['content-type'] = 'application/json';
     }
-    let body = encoded.body;
-    if (call.requestCompression !== undefined) {
-      body = await compressBody(body, call.requestCompression);
-      headers['content-encoding'] = call.requestCompression;
+    let body: Uint8Array | readonly Uint8Array[];
+    if ('parts' in encoded) {
+      // Written part by part from the caller's memory; the length must be given up front.
+      body = encoded.parts;
+      headers['content-length'] = String(encoded.byteLength);
+    } else {
+      body = encoded.body;
+      if (call.requestCompression !== undefined) {
+        body = await compressBody(encoded.body, call.requestCompression);
+        headers['content-encoding'] = call.requestCompression;
+      }
     }
     if (call.responseCompression !== undefined) headers['accept-encoding'] = call.responseCompression;
     const res = await this.#send(
