@@ -3,11 +3,13 @@
  * model repository given as argv[2]. Prints `{"port":N}` on stdout once listening; exits on SIGTERM.
  */
 import { createInstances } from '../src/runtime/backends.js';
+import { createWorkerInstances } from '../src/scheduler/worker-instances.js';
 import { startServer } from '../src/start.js';
 
 const repository = process.argv[2];
 // `main`: sessions on the main thread (runtime createInstances); `worker`: the core's default (one
-// worker thread per onnxruntime instance).
+// worker thread per onnxruntime instance, tiny executions inline); `worker-only`: every execution in
+// the worker (no inline executions, as before issue 11's inline policy).
 const hosting = process.argv[3] ?? 'worker';
 if (repository === undefined) {
   process.stderr.write('usage: server-child.ts <model-repository>\n');
@@ -21,6 +23,14 @@ const running = await startServer({
   log: { log_info: false, log_warning: false },
   logSink: (line) => process.stderr.write(`${line}\n`),
   ...(hosting === 'main' ? { services: { createInstances } } : {}),
+  ...(hosting === 'worker-only'
+    ? {
+        services: {
+          createInstances: (...args: Parameters<typeof createInstances>) =>
+            createWorkerInstances(args[0], args[1], args[2], { inline: false }),
+        },
+      }
+    : {}),
 });
 process.stdout.write(`${JSON.stringify({ port: running.httpPort })}\n`);
 if (process.env.BENCH_MEMORY_USAGE === '1') {

@@ -15,6 +15,8 @@
  * `BENCH_SIMPLE_BASE=<dir>`: also measures, in the same interleaved rounds, the server of another
  * checkout (`<dir>` is its `packages/server`, whose `bench/server-child.ts` is started), e.g. a
  * `git worktree` of the commit before a change, for a before/after under the same load.
+ * `BENCH_SIMPLE_WORKER_ONLY=1`: also this checkout's server with every execution in the worker
+ * (no inline executions).
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -42,12 +44,19 @@ export interface SimpleSuiteSettings {
 
 const MODEL = 'simple';
 const CONCURRENCY = [1, 16] as const;
-type Target = 'server' | 'base' | 'bare';
+type Target = 'server' | 'base' | 'workerOnly' | 'bare';
 const BASE = process.env.BENCH_SIMPLE_BASE;
-const TARGETS: readonly Target[] = BASE === undefined ? ['server', 'bare'] : ['base', 'server', 'bare'];
+const WORKER_ONLY = process.env.BENCH_SIMPLE_WORKER_ONLY === '1';
+const TARGETS: readonly Target[] = [
+  ...(BASE === undefined ? [] : ['base' as const]),
+  'server',
+  ...(WORKER_ONLY ? ['workerOnly' as const] : []),
+  'bare',
+];
 const LABEL: Record<Target, string> = {
   server: 'embedded server, simple',
   base: 'embedded server (BENCH_SIMPLE_BASE)',
+  workerOnly: 'embedded server, no inline executions',
   bare: 'bare node:http, same reply bytes',
 };
 
@@ -112,6 +121,8 @@ export async function runSimpleSuite(settings: SimpleSuiteSettings): Promise<voi
     const reply = await oneReply(server.port, body);
     await writeFile(replyFile, reply.body);
     servers.set('bare', await startChild('bare-http-child.ts', [replyFile, String(reply.headerLength)]));
+    if (WORKER_ONLY)
+      servers.set('workerOnly', await startChild('server-child.ts', [repository, 'worker-only']));
     if (BASE !== undefined) {
       const base = await startChild(path.resolve(BASE, 'bench', 'server-child.ts'), [repository]);
       servers.set('base', base);

@@ -93,19 +93,15 @@ export class ResponseWriter {
       this.#cutOff(socket, connection, 'CONNECTION_OUTPUT_LIMIT', connection.bytes + size);
       return;
     }
-    this.#hold(socket, connection, size);
-    let released = false;
-    const release = (): void => {
-      if (released) return;
-      released = true;
-      this.#release(connection, size);
-    };
-    res.once('finish', release);
-    res.once('close', release);
     if (size <= RESPONSE_SLICE_BYTES) {
       res.end(body);
+      // Written through at once (the usual case for a small body on a connection that keeps up):
+      // nothing is held, so no accounting, timer or listeners for it.
+      if (res.writableLength === 0) return;
+      this.#holdUntilSent(socket, res, connection, size);
       return;
     }
+    this.#holdUntilSent(socket, res, connection, size);
     const bytes =
       typeof body === 'string'
         ? Buffer.from(body)
@@ -128,6 +124,19 @@ export class ResponseWriter {
     };
     res.once('close', () => res.off('drain', pump));
     pump();
+  }
+
+  /** Counts `size` bytes of `res` as unsent on `connection` until the response finishes or closes. */
+  #holdUntilSent(socket: Socket, res: ServerResponse, connection: ConnectionOutput, size: number): void {
+    this.#hold(socket, connection, size);
+    let released = false;
+    const release = (): void => {
+      if (released) return;
+      released = true;
+      this.#release(connection, size);
+    };
+    res.once('finish', release);
+    res.once('close', release);
   }
 
   #connection(socket: Socket): ConnectionOutput {
