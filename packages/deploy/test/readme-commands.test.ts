@@ -107,6 +107,8 @@ const NOT_RUN: Record<string, string> = {
   'BENCH_ONLY=food/grpcClient/8 BENCH_SECONDS=5 BENCH_ROUNDS=1 node --cpu-prof --cpu-prof-dir=/tmp/prof --import tsx bench/run.ts':
     BENCH,
   'BENCH_ONLY=simple BENCH_ROUNDS=5 npm run bench': BENCH,
+  // packages/server/bench/README.md: the MNIST dynamic batching suite alone (run in packages/server)
+  'BENCH_SUITE=mnist npm run bench': BENCH,
   // packages/perf/README.md: the generator and tuner bench (run in packages/perf)
   'BENCH_TUNE=0 BENCH_ROUNDS=3 npm run bench': BENCH,
   'node --import tsx bench/loop.ts httpClient,httpFloor 5000 3': BENCH,
