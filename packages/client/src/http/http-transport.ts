@@ -374,13 +374,13 @@ export class HttpTransport implements Transport {
       | { parts: readonly Uint8Array[]; byteLength: number; headerLength: number | undefined };
     try {
       const first = call.inputs[0];
-      const options = httpRequestOptions(call.request, call.http);
       if (call.http.rawBinaryRequest === true && first?.data !== undefined) {
         encoded = encodeRawBinaryRequest(first.datatype, first.data);
       } else if (call.requestCompression !== undefined) {
         // Compression needs the whole body in one buffer.
-        encoded = encodeInferRequest(call.inputs, options);
+        encoded = encodeInferRequest(call.inputs, httpRequestOptions(call.request, call.http));
       } else {
+        const options = httpRequestOptions(call.request, call.http);
         encoded = encodeInferRequestBody(call.inputs, options, PARTS_MIN_TAIL_BYTES);
       }
     } catch (error) {
