@@ -206,18 +206,21 @@ export class SchedulingEngine implements Scheduler {
    * Looks at the queue again in `ns` (the rest of the batcher's queue delay). Node's timers count
    * whole milliseconds and fire a little late, so a `max_queue_delay_microseconds` below a
    * millisecond (Triton's unit is µs; 100 µs is common) would hold every batch ≥ 1 ms, ten times
-   * the configured delay. The whole milliseconds go to a timer; the sub-millisecond rest is waited
-   * by re-checking on each turn of the event loop (`setImmediate`, after its I/O, so requests that
-   * arrive meanwhile join the batch). The batch goes when its oldest request has waited the delay,
-   * as in Triton, at the cost of a busy event loop for at most that rest.
+   * the configured delay. A wait of a millisecond or more goes to a timer (rounded up; the
+   * overshoot is small against such a wait); a shorter one is waited by re-checking on each turn
+   * of the event loop (`setImmediate`, after its I/O, so requests that arrive meanwhile join the
+   * batch). The batch goes when its oldest request has waited the delay, as in Triton, at the cost
+   * of a busy event loop for at most that sub-millisecond wait.
    */
   private waitFor(ns: bigint): void {
-    const wholeMs = Math.floor(Number(ns) / 1e6);
-    if (wholeMs >= 1) {
-      this.waitTimer = setTimeout(() => {
-        this.waitTimer = undefined;
-        this.dispatch();
-      }, wholeMs);
+    if (ns >= 1_000_000n) {
+      this.waitTimer = setTimeout(
+        () => {
+          this.waitTimer = undefined;
+          this.dispatch();
+        },
+        Math.ceil(Number(ns) / 1e6),
+      );
       return;
     }
     this.waitImmediate = setImmediate(() => {
