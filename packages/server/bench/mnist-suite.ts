@@ -164,6 +164,7 @@ export async function runMnistSuite(settings: MnistSuiteSettings): Promise<void>
     intraOpThreads: 1,
   });
   const peakRss = new Map<string, number>();
+  const rowsPerExecution = new Map<string, number>();
   const coreServers: RunningServer[] = [];
   const coreVariants = [NONE_1, DYN_1];
   const coreLabel = (v: Variant): string => `in-process core, no HTTP: ${v.label}`;
@@ -253,6 +254,18 @@ export async function runMnistSuite(settings: MnistSuiteSettings): Promise<void>
         );
       }
     }
+    // Rows per execution over the whole run (every round and concurrency), from Triton's statistics.
+    for (const [i, s] of servers.entries()) {
+      const response = await fetch(`http://127.0.0.1:${s.port}/v2/models/${MODEL}/stats`);
+      const stats = (await response.json()) as {
+        model_stats?: { inference_count?: number; execution_count?: number }[];
+      };
+      const m = stats.model_stats?.[0];
+      rowsPerExecution.set(
+        VARIANTS[i]?.label ?? '',
+        (m?.inference_count ?? NaN) / (m?.execution_count ?? NaN),
+      );
+    }
   } finally {
     for (const [i, s] of servers.entries()) peakRss.set(VARIANTS[i]?.label ?? '', peakRssMb(s.pid));
     await Promise.all(servers.map((s) => s.stop()));
@@ -314,6 +327,7 @@ export async function runMnistSuite(settings: MnistSuiteSettings): Promise<void>
       `${fmt(ratio(bestDyn, NONE_1, top), 2)}x (best: ${bestDyn.label}); ` +
       `goal ≥ ${GOAL}x; in-process core without HTTP: ${fmt(coreRatio, 2)}x; ` +
       `no batching with 2 instances / 1: ${fmt(ratio(VARIANTS[3] as Variant, NONE_1, top), 2)}x\n` +
+      `rows per execution over the run: ${VARIANTS.map((v) => `${v.label} ${fmt(rowsPerExecution.get(v.label), 2)}`).join('; ')}\n` +
       `load average at end ${loadAverage()}\n`,
   );
 }
