@@ -128,6 +128,28 @@ function dataLength(data: TensorData): number {
   return Array.isArray(data) ? data.length : data.length;
 }
 
+/** A config's inputs and outputs by name, and its required inputs: built once per config. */
+interface ConfigIndex {
+  readonly inputByName: ReadonlyMap<string, ModelInput>;
+  readonly outputByName: ReadonlyMap<string, ModelConfig['output'][number]>;
+  readonly required: readonly ModelInput[];
+}
+
+const configIndexes = new WeakMap<ModelConfig, ConfigIndex>();
+
+function configIndex(config: ModelConfig): ConfigIndex {
+  let index = configIndexes.get(config);
+  if (index === undefined) {
+    index = {
+      inputByName: new Map(config.input.map((i) => [i.name, i])),
+      outputByName: new Map(config.output.map((o) => [o.name, o])),
+      required: config.input.filter((i) => !i.optional),
+    };
+    configIndexes.set(config, index);
+  }
+  return index;
+}
+
 /** Options of {@link runInference}. */
 export interface InferOptions {
   readonly sharedMemory: SystemSharedMemoryManager;
@@ -195,7 +217,7 @@ export function prepareRequest(
   }
 
   // Requested outputs: duplicates, then existence (GetOutput).
-  const outputByName = new Map(config.output.map((o) => [o.name, o]));
+  const { inputByName, outputByName, required } = configIndex(config);
   const requested = request.outputs ?? [];
   const seenOut = new Set<string>();
   for (const out of requested) {
@@ -209,8 +231,6 @@ export function prepareRequest(
   }
 
   // Input count (optional inputs may be left out).
-  const inputByName = new Map(config.input.map((i) => [i.name, i]));
-  const required = config.input.filter((i) => !i.optional);
   if (inputs.length > config.input.length || inputs.length < required.length) {
     const missing = required.filter((i) => !seen.has(i.name)).map((i) => i.name);
     const got = quoteList(inputs.map((i) => i.name));
