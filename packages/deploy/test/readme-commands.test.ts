@@ -109,6 +109,10 @@ const NOT_RUN: Record<string, string> = {
   'BENCH_ONLY=simple BENCH_ROUNDS=5 npm run bench': BENCH,
   // packages/server/bench/README.md: the MNIST dynamic batching suite alone (run in packages/server)
   'BENCH_SUITE=mnist npm run bench': BENCH,
+  // packages/server/bench/README.md: the simple throughput suite, alone and against an older checkout
+  'BENCH_SUITE=simple npm run bench': BENCH,
+  'BENCH_ROUNDS=5 BENCH_SIMPLE_WORKER_ONLY=1 BENCH_SIMPLE_BASE=/tmp/simple-base/packages/server BENCH_SUITE=simple npm run bench':
+    BENCH,
   // packages/perf/README.md: the generator and tuner bench (run in packages/perf)
   'BENCH_TUNE=0 BENCH_ROUNDS=3 npm run bench': BENCH,
   'node --import tsx bench/loop.ts httpClient,httpFloor 5000 3': BENCH,
