@@ -46,11 +46,18 @@ export function pythonInterpreter(env, usable = pythonHasModules) {
  * `--backend-config=python,python-interpreter=<path>`. When no interpreter has numpy and Pillow, the
  * server is started with `--exit-on-error=false --strict-readiness=false`: food_classifier is listed
  * UNAVAILABLE with the reason, food_classifier_onnx is served, and `pythonMissing` is true.
+ * On a loopback address (the default) the server allows client shared memory
+ * (`--allow-client-shm=true`), so the gateway's input tensors go through system shared memory.
  * @param {string} root repository root
  * @param {Record<string, string | undefined>} env environment (TRITON_HTTP_PORT, TRITON_GRPC_PORT,
  *   TRITON_METRICS_PORT, TRITON_HTTP_ADDRESS, TRITON_GRPC_ADDRESS, TRITONSERVER_TS_PYTHON)
  * @param {(interpreter: string) => boolean} [usable] the interpreter probe (tests replace it)
  */
+/** Whether `address` only accepts connections from this host (127.0.0.0/8, ::1, localhost). */
+function isLoopback(address) {
+  return address === 'localhost' || address === '::1' || /^127\./.test(address);
+}
+
 export function embeddedServerCommand(root, env, usable = pythonHasModules) {
   const httpPort = env.TRITON_HTTP_PORT ?? '8000';
   const grpcPort = env.TRITON_GRPC_PORT ?? '8001';
@@ -66,6 +73,10 @@ export function embeddedServerCommand(root, env, usable = pythonHasModules) {
     `--http-address=${httpAddress}`,
     `--grpc-address=${grpcAddress}`,
   ];
+  // The gateway on this host sends input tensors through system shared memory (issue 11) when the
+  // server lets clients register regions. Only on a loopback server: a region names a /dev/shm file
+  // for the server to read, which no other host should be able to ask for.
+  if (isLoopback(httpAddress) && isLoopback(grpcAddress)) args.push('--allow-client-shm=true');
   const python = pythonInterpreter(env, usable);
   if (python !== undefined) args.push(`--backend-config=python,python-interpreter=${python}`);
   else args.push('--exit-on-error=false', '--strict-readiness=false');

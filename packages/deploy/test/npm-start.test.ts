@@ -87,11 +87,14 @@ describe('npm start’s embedded inference server', () => {
     expect(byDefault.args).toContain('--grpc-port=8001');
     expect(byDefault.args).toContain('--grpc-address=127.0.0.1');
     expect(byDefault.tritonGrpcUrl).toBe('127.0.0.1:8001');
+    // Client shared memory (the gateway's tensors through /dev/shm) only on a loopback server.
+    expect(byDefault.args).toContain('--allow-client-shm=true');
     const everywhere = embeddedServerCommand(repoRoot, {
       TRITON_HTTP_ADDRESS: '0.0.0.0',
       TRITON_HTTP_PORT: '9000',
     });
     expect(everywhere.args).toContain('--http-address=0.0.0.0');
+    expect(everywhere.args.some((a) => a.startsWith('--allow-client-shm'))).toBe(false);
     expect(everywhere.tritonUrl).toBe('127.0.0.1:9000');
     expect(embeddedServerCommand(repoRoot, { TRITON_HTTP_ADDRESS: '::1' }).tritonUrl).toBe('[::1]:8000');
   });
