@@ -13,10 +13,11 @@ import { json, photo, pngClaiming, startEmbedded, uploadRequest, useEnv } from '
 
 /**
  * Peak RSS growth allowed over the whole corpus, above the baseline after warm-up. Measured here:
- * about 250-300 MiB; before large photos were decoded in one streaming pipeline and decodes were
- * bounded by pixels, the same corpus took 500-660 MiB.
+ * mostly 250-305 MiB, once 403 MiB in a full CI run (the four 36 MP decodes of a burst meeting at
+ * their peaks); before large photos were decoded in one streaming pipeline and decodes were bounded
+ * by pixels, the same corpus took 500-660 MiB, which this bound still fails.
  */
-const RSS_BOUND_MIB = 400;
+const RSS_BOUND_MIB = 450;
 const MAX_UPLOAD = 10 * 1024 * 1024;
 
 interface Case {

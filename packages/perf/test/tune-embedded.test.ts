@@ -80,9 +80,12 @@ describe('tuner on the embedded server', () => {
         '1,4',
         '--dynamic-batching',
         'off,on',
-        // A 10 ms queue delay lets the concurrent requests meet in one batch every time.
+        // A queue delay longer than an execution (40 ms) lets the concurrent requests meet in full
+        // batches every time: with 10 ms, requests still arriving on new connections at the start
+        // could go out as a partial batch, and the two instances then settled at about 128/s
+        // instead of 200 in some runs.
         '--max-queue-delay-microseconds',
-        '10000',
+        '100000',
         '--concurrency',
         '8',
         '--latency-budget',
@@ -157,10 +160,10 @@ describe('tuner on the embedded server', () => {
 
     // Console: the table with the winner starred, the summary, the files.
     const out = stdout.text();
-    expect(out).toMatch(new RegExp(`^\\*${winner}\\s+2:CPU\\s+4\\s+Enabled 10000us\\s+8\\s`, 'm'));
+    expect(out).toMatch(new RegExp(`^\\*${winner}\\s+2:CPU\\s+4\\s+Enabled 100000us\\s+8\\s`, 'm'));
     expect(out).toMatch(
       new RegExp(
-        `, ${winner} \\(2 CPU instances, max batch 4, dynamic batching \\(delay 10000 µs\\)\\) delivers maximum throughput under the given constraints \\(p99 latency <= 70 ms\\)`,
+        `, ${winner} \\(2 CPU instances, max batch 4, dynamic batching \\(delay 100000 µs\\)\\) delivers maximum throughput under the given constraints \\(p99 latency <= 70 ms\\)`,
       ),
     );
     expect(out).toMatch(/^Total time: \d+\.\d s$/m);
@@ -169,7 +172,7 @@ describe('tuner on the embedded server', () => {
     // best/config.pbtxt: the winner, loadable as the model's config.
     const pbtxt = await readFile(join(outDir, 'best', 'config.pbtxt'), 'utf8');
     expect(pbtxt).toMatch(/^name: "tune_batch"\n/);
-    expect(pbtxt).toContain('max_queue_delay_microseconds: 10000');
+    expect(pbtxt).toContain('max_queue_delay_microseconds: 100000');
     expect(pbtxt).toMatch(/instance_group \[\n {2}\{\n(?: {4}.*\n)*? {4}count: 2\n/);
     const html = await readFile(join(outDir, 'report.html'), 'utf8');
     expect(html).toContain(`<g class="series winner" data-config="${winner}">`);
