@@ -17,6 +17,7 @@ import type { RunningServer } from '@tritonserver-ts/server';
 import { startServer } from '@tritonserver-ts/server';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { POST } from '../src/app/api/predict/route';
+import { parseEnv } from '../src/env';
 import type { Prediction } from '../src/lib/types';
 import { SELF, isStale, ownerOf, poolPrefix } from '../src/server/shm-names';
 import { SHM_DIR, ShmPool, ShmPoolError } from '../src/server/shm-pool';
@@ -428,5 +429,18 @@ describe('process end', () => {
     expect(existsSync(state.files[0]!)).toBe(false);
     expect((await client.getSystemSharedMemoryStatus()).map((r) => r.name)).not.toContain(state.regions[0]);
     await client.close();
+  });
+});
+
+describe('the shared-memory settings', () => {
+  it('take auto, system or none (any case) and 1-256 slots; anything else is refused by name', () => {
+    expect(parseEnv({}).sharedMemory).toBe('auto');
+    expect(parseEnv({}).sharedMemorySlots).toBe(8);
+    expect(parseEnv({ TRITON_SHARED_MEMORY: ' System ' }).sharedMemory).toBe('system');
+    expect(parseEnv({ TRITON_SHARED_MEMORY_SLOTS: '256' }).sharedMemorySlots).toBe(256);
+    expect(() => parseEnv({ TRITON_SHARED_MEMORY: 'cuda' })).toThrow(/TRITON_SHARED_MEMORY/);
+    for (const slots of ['0', '257', '1.5', 'many']) {
+      expect(() => parseEnv({ TRITON_SHARED_MEMORY_SLOTS: slots })).toThrow(/TRITON_SHARED_MEMORY_SLOTS/);
+    }
   });
 });
