@@ -176,6 +176,7 @@ export function prepareRequest(
   serving: ServingVersion,
   request: CoreInferRequest,
   options: InferOptions,
+  requestStart: bigint = process.hrtime.bigint(),
 ): PreparedRequest {
   const config = serving.definition.config;
   const model = config.name === '' ? serving.name : config.name;
@@ -375,7 +376,7 @@ export function prepareRequest(
     batchSize: Math.max(1, batchSize),
     priority,
     ...(timeoutUs !== undefined ? { timeoutUs } : {}),
-    receivedAt: request.receivedAt ?? process.hrtime.bigint(),
+    receivedAt: requestStart,
     ...(request.signal !== undefined ? { signal: request.signal } : {}),
     ...(request.onActivity !== undefined ? { onActivity: request.onActivity } : {}),
     ...(request.id !== undefined && request.id !== '' ? { id: request.id } : {}),

@@ -296,7 +296,7 @@ export class InferenceServer {
         sharedMemory: this.systemSharedMemory,
         ...(options.refuseDecoupled !== undefined ? { refuseDecoupled: options.refuseDecoupled } : {}),
       };
-      let prepared = prepareRequest(serving, request, inferOptions);
+      let prepared = prepareRequest(serving, request, inferOptions, start);
       const onAccepted = options.onAccepted;
       if (trace !== undefined || onAccepted !== undefined) {
         prepared = {

@@ -63,8 +63,6 @@ export interface CoreInferRequest {
   readonly rawInput?: Uint8Array;
   /** Aborted when the client goes away. */
   readonly signal?: AbortSignal;
-  /** `process.hrtime.bigint()` when the request arrived (defaults to when the core saw it). */
-  readonly receivedAt?: bigint;
   /**
    * Called with the scheduler's queue and compute times of this request (Triton's trace activity
    * names, `process.hrtime.bigint()` values); an ensemble adds its steps' compute times up this way.

@@ -285,8 +285,6 @@ function requestedOutput(output: ModelInferRequest_InferRequestedOutputTensor): 
 export interface DecodeOptions {
   /** Aborted when the call is cancelled. */
   readonly signal?: AbortSignal;
-  /** `process.hrtime.bigint()` when the request arrived. */
-  readonly receivedAt?: bigint;
   /** `--grpc-header-forward-pattern` matches of the call's metadata (added as string parameters). */
   readonly forwardedHeaders?: Readonly<Record<string, string>>;
 }
@@ -363,7 +361,6 @@ export function decodeGrpcInferRequest(
     inputs,
     ...(outputs.length > 0 ? { outputs } : {}),
     ...(options.signal !== undefined ? { signal: options.signal } : {}),
-    ...(options.receivedAt !== undefined ? { receivedAt: options.receivedAt } : {}),
   };
   return { core, enableEmptyFinalResponse };
 }

@@ -25,8 +25,6 @@ export interface EndpointRequest {
   readonly options: HttpFrontEndOptions;
   /** Aborted when the client goes away before the reply is written. */
   readonly signal: AbortSignal;
-  /** `process.hrtime.bigint()` when the request arrived. */
-  readonly receivedAt: bigint;
   /** The request's share of the in-flight body budget (decompression draws from it too). */
   readonly reservation?: Reservation;
   readonly httpTrace?: HttpRequestTrace;
@@ -100,7 +98,7 @@ async function handleInfer(
   core.models.resolve(route.name, route.version);
   const trace = r.httpTrace?.sample(core, route.name);
   const decoded = await decodeHttpInferRequest(route.name, r.req.headers, r.body, r.options, r.reservation);
-  const response = await core.infer(toCoreRequest(route, decoded, r.signal, r.receivedAt), {
+  const response = await core.infer(toCoreRequest(route, decoded, r.signal), {
     refuseDecoupled: true,
     ...(trace !== undefined ? { trace } : {}),
   });

@@ -58,13 +58,11 @@ export function toCoreRequest(
   route: Extract<Route, { kind: 'model' }>,
   decoded: HttpInferRequest,
   signal: AbortSignal,
-  receivedAt: bigint,
 ): CoreInferRequest {
   const base = {
     modelName: route.name,
     ...(route.version !== undefined ? { modelVersion: route.version } : {}),
     signal,
-    receivedAt,
   };
   if (decoded.kind === 'raw') return { ...base, inputs: [], rawInput: decoded.data };
   return {

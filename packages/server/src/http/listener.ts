@@ -94,7 +94,6 @@ export function createRequestListener(
           body,
           options,
           signal: controller.signal,
-          receivedAt,
           ...(reservation !== undefined ? { reservation } : {}),
           httpTrace,
         });

@@ -36,7 +36,11 @@ export interface SchedulerRequest {
   readonly priority: number;
   /** Per-request queue timeout in microseconds (request `timeout` parameter), if given. */
   readonly timeoutUs?: number;
-  /** `process.hrtime.bigint()` when the request arrived at the server (start of its `success` duration). */
+  /**
+   * `process.hrtime.bigint()` when the core started the request (start of its `success` duration):
+   * as Triton's `request_start_ns` (trace `REQUEST_START`), after the front end has read and decoded
+   * it, so the time the body takes to arrive is not counted.
+   */
   readonly receivedAt: bigint;
   /** Aborted when the client goes away; a request still queued is then dropped. */
   readonly signal?: AbortSignal;

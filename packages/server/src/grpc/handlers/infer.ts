@@ -40,7 +40,7 @@ export function forwardedHeaders(
 export function readInferRequest(
   core: InferenceServer,
   request: ModelInferRequest,
-  ctx: Pick<CallContext, 'metadata' | 'signal' | 'receivedAt'>,
+  ctx: Pick<CallContext, 'metadata' | 'signal'>,
   options: InferHandlerOptions & { refuseDecoupled: boolean },
 ): GrpcInferRequest {
   const serving = core.models.resolve(
@@ -53,7 +53,6 @@ export function readInferRequest(
   const headers = forwardedHeaders(ctx.metadata, options.headerForwardPattern);
   return decodeGrpcInferRequest(request, {
     signal: ctx.signal,
-    receivedAt: ctx.receivedAt,
     ...(headers !== undefined ? { forwardedHeaders: headers } : {}),
   });
 }

@@ -141,7 +141,7 @@ export function serveStream(
       decoded = readInferRequest(
         core,
         request,
-        { metadata: call.metadata, signal: controller.signal, receivedAt },
+        { metadata: call.metadata, signal: controller.signal },
         { ...options, refuseDecoupled: false },
       );
     } catch (error) {
@@ -173,7 +173,7 @@ export function serveStream(
           const decoded = readInferRequest(
             core,
             request,
-            { metadata: call.metadata, signal: controller.signal, receivedAt },
+            { metadata: call.metadata, signal: controller.signal },
             { ...options, refuseDecoupled: false },
           );
           const run = await runInfer(
