@@ -33,6 +33,8 @@ export interface SchedulingEngineOptions {
 
 type Settle = () => void;
 
+const NO_DETACH = (): void => undefined;
+
 const ZERO_TIMINGS: ExecutionTimings = { computeInputNs: 0n, computeInferNs: 0n, computeOutputNs: 0n };
 
 /** See the module documentation. */
@@ -87,17 +89,19 @@ export class SchedulingEngine implements Scheduler {
         request,
         rows: this.batching ? Math.max(1, request.batchSize) : 1,
         enqueuedAt: now,
-        batchKey: !this.batching
-          ? ''
-          : this.layout !== undefined
-            ? raggedCompatibilityKey(request.inputs, this.layout)
-            : batchCompatibilityKey(request.inputs),
+        batchKey:
+          !this.batching || this.queue.formsBatches === false
+            ? ''
+            : this.layout !== undefined
+              ? raggedCompatibilityKey(request.inputs, this.layout)
+              : batchCompatibilityKey(request.inputs),
         level: 0,
         deadline: undefined,
         timeoutAction: 'REJECT',
         resolve,
         reject,
-        detach: () => undefined,
+        detach: NO_DETACH,
+        left: false,
       };
       const refused = this.queue.admit(entry);
       if (refused !== undefined) {
@@ -108,8 +112,10 @@ export class SchedulingEngine implements Scheduler {
       this.pending += 1;
       this.stats.adjustPending(1);
       request.onActivity?.('QUEUE_START', now);
-      this.attach(entry);
       this.dispatch();
+      // Abort listener and timeout timer only for a request that still waits (a free instance
+      // took it at once in the usual case, before any event could abort or expire it).
+      if (!entry.left) this.attach(entry);
     });
   }
 
@@ -161,6 +167,7 @@ export class SchedulingEngine implements Scheduler {
 
   /** Fails a request that has already been removed from the queue. */
   private failQueued(entry: QueuedRequest, error: ServerError): void {
+    entry.left = true;
     entry.detach();
     this.stats.adjustPending(-1);
     this.recordFailure(entry.request, error);
@@ -231,6 +238,7 @@ export class SchedulingEngine implements Scheduler {
 
   /** Like {@link failQueued} but without re-dispatching (used inside dispatch). */
   private failQueuedQuiet(entry: QueuedRequest, error: ServerError): void {
+    entry.left = true;
     entry.detach();
     this.stats.adjustPending(-1);
     this.recordFailure(entry.request, error);
@@ -242,6 +250,7 @@ export class SchedulingEngine implements Scheduler {
     const seq = this.issued++;
     const start = this.clock();
     for (const e of entries) {
+      e.left = true;
       e.detach();
       this.stats.adjustPending(-1);
     }

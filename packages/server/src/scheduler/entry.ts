@@ -25,6 +25,11 @@ export interface QueuedRequest {
   readonly reject: (error: ServerError) => void;
   /** Removes abort listeners and timers (called once the request leaves the queue). */
   detach: () => void;
+  /**
+   * Set once the request has left the queue (taken to run, or failed). A request taken as soon as
+   * it is admitted never gets abort listeners or timers.
+   */
+  left: boolean;
 }
 
 /** What a queue hands the engine when an instance is free. */
@@ -38,6 +43,11 @@ export type TakeResult =
 
 /** The queueing and batch-forming policy of a scheduler. */
 export interface SchedulingQueue {
+  /**
+   * False when the queue never puts two requests in one execution (it ignores
+   * {@link QueuedRequest.batchKey}, so the engine does not compute it). Default true.
+   */
+  readonly formsBatches?: boolean;
   /** Requests waiting (not yet executing). */
   readonly size: number;
   /**

@@ -8,6 +8,8 @@ const NONE: QueuedRequest[] = [];
 
 /** FIFO queue handing out one request at a time. */
 export class FifoQueue implements SchedulingQueue {
+  /** One request per execution: batch keys are not needed. */
+  readonly formsBatches = false;
   // Taken slots are cleared: a dequeued request (its inputs, its result) must not stay reachable.
   private items: (QueuedRequest | undefined)[] = [];
   private head = 0;
