@@ -256,6 +256,17 @@ function ortTypeName(type: string): string {
   return map[type] ?? type.toUpperCase();
 }
 
+/** `shapeMatches([batch, ...dims], shape)` without building the expected shape. */
+function batchedShapeMatches(batch: number, dims: readonly number[], shape: readonly number[]): boolean {
+  if (shape.length !== dims.length + 1) return false;
+  if (batch !== -1 && shape[0] !== batch) return false;
+  for (let i = 0; i < dims.length; i++) {
+    const d = dims[i] as number;
+    if (d !== -1 && d !== shape[i + 1]) return false;
+  }
+  return true;
+}
+
 class OnnxRuntimeInstance implements RuntimeModelInstance {
   readonly name: string;
   readonly kind: string;
@@ -264,8 +275,11 @@ class OnnxRuntimeInstance implements RuntimeModelInstance {
   readonly version: number;
   #session: ort.InferenceSession | undefined;
   readonly #config: ModelConfig;
-  readonly #inputs: { io: ModelInput; datatype: Datatype }[];
+  /** `scalar`: the model takes the input as a rank-0 tensor (fed without dims when not batched). */
+  readonly #inputs: { io: ModelInput; datatype: Datatype; scalar: boolean }[];
+  readonly #inputNames: ReadonlySet<string>;
   readonly #outputs: { io: ModelOutput; datatype: Datatype }[];
+  readonly #outputNames: readonly string[];
   /** Batch inputs by target name (filled by the scheduler), and outputs scattered back by batch outputs. */
   readonly #batchInputs: ReadonlyMap<string, BatchInput>;
   readonly #scattered: ReadonlySet<string>;
@@ -278,8 +292,17 @@ class OnnxRuntimeInstance implements RuntimeModelInstance {
     this.version = spec.version;
     this.#session = session;
     this.#config = spec.config;
-    this.#inputs = spec.config.input.map((io) => ({ io, datatype: configDatatype(io) }));
+    this.#inputs = spec.config.input.map((io) => {
+      const meta = session.inputMetadata.find((m) => m.name === io.name);
+      return {
+        io,
+        datatype: configDatatype(io),
+        scalar: meta !== undefined && meta.isTensor && meta.shape.length === 0,
+      };
+    });
+    this.#inputNames = new Set(spec.config.input.map((io) => io.name));
     this.#outputs = spec.config.output.map((io) => ({ io, datatype: configDatatype(io) }));
+    this.#outputNames = this.#outputs.map((o) => o.io.name);
     this.#batchInputs = new Map(spec.config.batch_input.flatMap((b) => b.target_name.map((t) => [t, b])));
     this.#scattered = new Set(spec.config.batch_output.flatMap((b) => b.target_name));
   }
@@ -293,7 +316,7 @@ class OnnxRuntimeInstance implements RuntimeModelInstance {
     const t0 = process.hrtime.bigint();
 
     for (const name of inputs.keys()) {
-      if (!this.#inputs.some((i) => i.io.name === name) && !this.#batchInputs.has(name)) {
+      if (!this.#inputNames.has(name) && !this.#batchInputs.has(name)) {
         throw new BackendError(
           'INVALID_EXECUTION_INPUT',
           `unexpected inference input '${name}' for model '${modelName}'`,
@@ -302,7 +325,7 @@ class OnnxRuntimeInstance implements RuntimeModelInstance {
     }
     const feeds: Record<string, ort.Tensor> = {};
     let batch: number | undefined;
-    for (const { io, datatype } of this.#inputs) {
+    for (const { io, datatype, scalar } of this.#inputs) {
       const tensor = inputs.get(io.name);
       if (tensor === undefined) {
         if (io.optional) continue;
@@ -343,8 +366,7 @@ class OnnxRuntimeInstance implements RuntimeModelInstance {
         }
         shape = r;
       }
-      const meta = session.inputMetadata.find((m) => m.name === io.name);
-      if (meta !== undefined && meta.isTensor && meta.shape.length === 0 && !batched) shape = [];
+      if (scalar && !batched) shape = [];
       try {
         feeds[io.name] = toOrtTensor(tensor, shape);
       } catch (err) {
@@ -373,10 +395,7 @@ class OnnxRuntimeInstance implements RuntimeModelInstance {
 
     let results: ort.InferenceSession.ReturnType;
     try {
-      results = await session.run(
-        feeds,
-        this.#outputs.map((o) => o.io.name),
-      );
+      results = await session.run(feeds, this.#outputNames);
     } catch (err) {
       throw new BackendError(
         'EXECUTION_FAILED',
@@ -415,8 +434,8 @@ class OnnxRuntimeInstance implements RuntimeModelInstance {
         }
         shape = r;
       }
-      const expected = batched ? [batch ?? -1, ...io.dims] : io.dims;
-      if (!shapeMatches(expected, shape)) {
+      if (!(batched ? batchedShapeMatches(batch ?? -1, io.dims, shape) : shapeMatches(io.dims, shape))) {
+        const expected = batched ? [batch ?? -1, ...io.dims] : io.dims;
         throw new BackendError(
           'EXECUTION_FAILED',
           `output '${io.name}' of model '${modelName}' has shape ${formatShape(shape)}, expected ${formatShape(expected)}`,
