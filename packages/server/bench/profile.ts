@@ -13,7 +13,9 @@
  * Options: `--concurrency=N` (1), `--seconds=S` (10; the 10-minute flatness run is 600),
  * `--warmup=S` (2), `--batching`, `--instances=N` (1), `--node-flags="…"`, `--raw-seconds=S` (5; 0
  * skips the raw floor), `--main` (sessions on the main thread), `--bare` (the bare `node:http` floor instead of the server),
- * `--simple` (Triton's `simple` model as the simple suite sends it, its own config; no raw floor). Extra
+ * `--simple` (Triton's `simple` model as the simple suite sends it, its own config; no raw floor),
+ * `--trace` (every request traced, Triton's TIMESTAMPS level, into a temporary trace file: per-request
+ * medians of each span from the body's arrival to the response, see `trace-breakdown.ts`). Extra
  * environment for the server (e.g. `MALLOC_ARENA_MAX=2`) passes through from this process;
  * `PROFILE_DIAG_FILE` keeps the child's other stdout lines (e.g. `--trace-gc`) of the window.
  */
@@ -28,6 +30,7 @@ import { benchDir, fmt, ownCpuSeconds, repoRoot } from './common.js';
 import { buildInferBody, runLoad } from './load.js';
 import { RawOrt } from './raw-ort.js';
 import { simpleBody } from './simple-suite.js';
+import { traceBreakdown } from './trace-breakdown.js';
 import { writeTestModelRepository } from '../src/testing/index.js';
 
 const arg = (name: string, fallback: string): string =>
@@ -48,6 +51,8 @@ const nodeFlags = arg('node-flags', '')
 
 /** `--simple`: the `simple` model (simple-suite.ts's request) instead of the food model. */
 const simple = process.argv.includes('--simple');
+/** `--trace`: the server traces every request; the spans' medians are printed after the window. */
+const traced = process.argv.includes('--trace');
 const MODEL = simple ? 'simple' : 'food_classifier_onnx';
 const DIMS = [3, 224, 224];
 const modelPath = path.join(repoRoot, 'models_staging', MODEL, '1', 'model.onnx');
@@ -104,6 +109,7 @@ async function stats(port: number): Promise<Stats> {
 }
 
 const root = await mkdtemp(path.join(os.tmpdir(), 'tsprof-'));
+const traceFile = traced ? path.join(root, 'trace.json') : undefined;
 if (simple) await writeTestModelRepository(root, { only: ['simple'] });
 else await mkdir(path.join(root, MODEL, '1'), { recursive: true });
 if (!simple) await copyFile(modelPath, path.join(root, MODEL, '1', 'model.onnx'));
@@ -136,7 +142,14 @@ const child = spawn(
       ? [path.join(benchDir, 'bare-http-child.ts')]
       : [path.join(benchDir, 'server-child.ts'), root, hosting]),
   ],
-  { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, BENCH_MEMORY_USAGE: '1' } },
+  {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      ...process.env,
+      BENCH_MEMORY_USAGE: '1',
+      ...(traceFile !== undefined ? { BENCH_TRACE_FILE: traceFile } : {}),
+    },
+  },
 );
 const memoryLines: string[] = [];
 createInterface({ input: child.stderr }).on('line', (line) => {
@@ -260,6 +273,16 @@ if (gcLines.length > 0) {
 for (const line of memoryLines.slice(-3)) process.stdout.write(`${line}\n`);
 child.kill('SIGTERM');
 await exited;
+if (traceFile !== undefined && windowUs.length === 2) {
+  // The server writes its trace file out as it shuts down.
+  const [from, to] = windowUs.map((u) => BigInt(u) * 1000n) as [bigint, bigint];
+  const { requests, spans } = traceBreakdown(traceFile, from, to);
+  process.stdout.write(
+    `trace spans over the ${requests} requests started in the window (µs): p50 / p90 / mean\n`,
+  );
+  for (const s of spans)
+    process.stdout.write(`  ${s.span.padEnd(66)} ${fmt(s.p50, 0)} / ${fmt(s.p90, 0)} / ${fmt(s.mean, 0)}\n`);
+}
 await rm(root, { recursive: true, force: true });
 
 if (rawSeconds > 0) {

@@ -22,6 +22,10 @@ const running = await startServer({
   exitOnError: true,
   log: { log_info: false, log_warning: false },
   logSink: (line) => process.stderr.write(`${line}\n`),
+  // For bench/profile.ts --trace: every request traced (Triton's TIMESTAMPS level) into this file.
+  ...(process.env.BENCH_TRACE_FILE !== undefined
+    ? { trace: { trace_file: process.env.BENCH_TRACE_FILE, trace_level: ['TIMESTAMPS'], trace_rate: '1' } }
+    : {}),
   ...(hosting === 'main' ? { services: { createInstances } } : {}),
   ...(hosting === 'worker-only'
     ? {
