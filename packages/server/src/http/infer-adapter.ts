@@ -15,13 +15,19 @@ import {
   negotiateContentEncoding,
   outputWantsBinary,
   type DecodedInferRequest,
+  type DecodedInput,
   type Parameters,
   type RawInferRequest,
   type ResponseOutput,
 } from '@tritonserver-ts/client/protocol';
 
 import { toServerError } from '../core/errors.js';
-import type { CoreInferRequest, CoreInferResponse } from '../core/types.js';
+import type {
+  CoreInferInput,
+  CoreInferRequest,
+  CoreInferResponse,
+  CoreRequestedOutput,
+} from '../core/types.js';
 import { checkContentEncoding, decompressRequestBody } from './body.js';
 import type { Reservation } from './memory-budget.js';
 import type { HttpFrontEndOptions, HttpReply } from './reply.js';
@@ -32,19 +38,39 @@ export type HttpInferRequest = DecodedInferRequest | RawInferRequest;
 
 /**
  * Undoes the body's `Content-Encoding` (within `maxInputSize`) and decodes it with the shared codec
- * (off the event loop when a JSON decoder is configured). Codec errors become `ServerError`s.
+ * (off the event loop when a JSON decoder is configured and the JSON part is large). Codec errors
+ * become `ServerError`s. An uncompressed body decoded inline is returned as it is, not as a promise
+ * (the usual small request: no extra turn of the microtask queue).
  */
-export async function decodeHttpInferRequest(
+export function decodeHttpInferRequest(
   modelName: string,
   headers: IncomingHttpHeaders,
   raw: Buffer,
   options: HttpFrontEndOptions,
   reservation?: Reservation,
-): Promise<HttpInferRequest> {
+): HttpInferRequest | Promise<HttpInferRequest> {
   const encoding = checkContentEncoding(headers['content-encoding']);
+  const header = headers[INFERENCE_HEADER_CONTENT_LENGTH] ?? null;
+  if (encoding === undefined && options.jsonDecoder?.goesOffThread(raw, header) !== true) {
+    try {
+      return decodeInferRequest(raw, header, { modelName });
+    } catch (error) {
+      throw toServerError(error);
+    }
+  }
+  return decodeLater(modelName, header, raw, encoding, options, reservation);
+}
+
+async function decodeLater(
+  modelName: string,
+  header: string | readonly string[] | null,
+  raw: Buffer,
+  encoding: 'gzip' | 'deflate' | undefined,
+  options: HttpFrontEndOptions,
+  reservation: Reservation | undefined,
+): Promise<HttpInferRequest> {
   const body = await decompressRequestBody(raw, encoding, options.maxInputSize, reservation);
   try {
-    const header = headers[INFERENCE_HEADER_CONTENT_LENGTH] ?? null;
     return options.jsonDecoder !== undefined
       ? await options.jsonDecoder.decode(body, header, modelName)
       : decodeInferRequest(body, header, { modelName });
@@ -53,58 +79,57 @@ export async function decodeHttpInferRequest(
   }
 }
 
-/** Maps the codec's decoded request onto the core's request. */
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+/** Maps the codec's decoded request onto the core's request (plain assignments: once per request). */
 export function toCoreRequest(
   route: Extract<Route, { kind: 'model' }>,
   decoded: HttpInferRequest,
   signal: AbortSignal,
 ): CoreInferRequest {
-  const base = {
-    modelName: route.name,
-    ...(route.version !== undefined ? { modelVersion: route.version } : {}),
-    signal,
-  };
-  if (decoded.kind === 'raw') return { ...base, inputs: [], rawInput: decoded.data };
-  return {
-    ...base,
-    ...(decoded.id !== undefined ? { id: decoded.id } : {}),
-    parameters: decoded.parameters,
-    inputs: decoded.inputs.map((i) => {
-      const shm = i.sharedMemory;
-      return {
-        name: i.name,
-        datatype: i.datatype,
-        shape: i.shape,
-        ...(i.data !== undefined ? { data: i.data } : {}),
-        ...(shm !== undefined ? { sharedMemory: shm } : {}),
-        parameters: i.parameters,
-      };
-    }),
-    ...(decoded.outputs !== undefined
-      ? {
-          outputs: decoded.outputs.map((o) => {
-            const shm = o.sharedMemory;
-            return {
-              name: o.name,
-              ...(o.classCount !== undefined ? { classification: o.classCount } : {}),
-              ...(shm !== undefined ? { sharedMemory: shm } : {}),
-              parameters: o.parameters,
-            };
-          }),
-        }
-      : {}),
-  };
+  const request: Mutable<CoreInferRequest> = { modelName: route.name, inputs: [], signal };
+  if (route.version !== undefined) request.modelVersion = route.version;
+  if (decoded.kind === 'raw') {
+    request.rawInput = decoded.data;
+    return request;
+  }
+  if (decoded.id !== undefined) request.id = decoded.id;
+  request.parameters = decoded.parameters;
+  const inputs: CoreInferInput[] = new Array<CoreInferInput>(decoded.inputs.length);
+  for (let k = 0; k < inputs.length; k++) {
+    const i = decoded.inputs[k] as DecodedInput;
+    const input: Mutable<CoreInferInput> = {
+      name: i.name,
+      datatype: i.datatype,
+      shape: i.shape,
+      parameters: i.parameters,
+    };
+    if (i.data !== undefined) input.data = i.data;
+    if (i.sharedMemory !== undefined) input.sharedMemory = i.sharedMemory;
+    inputs[k] = input;
+  }
+  request.inputs = inputs;
+  if (decoded.outputs !== undefined) {
+    request.outputs = decoded.outputs.map((o) => {
+      const output: Mutable<CoreRequestedOutput> = { name: o.name, parameters: o.parameters };
+      if (o.classCount !== undefined) output.classification = o.classCount;
+      if (o.sharedMemory !== undefined) output.sharedMemory = o.sharedMemory;
+      return output;
+    });
+  }
+  return request;
 }
 
 /**
  * Encodes the core's response as the request asked (binary or JSON data per output; outputs in
  * shared memory carry only their region parameters) and compresses it as `Accept-Encoding` allows.
+ * An uncompressed reply is returned as it is, not as a promise.
  */
-export async function toInferReply(
+export function toInferReply(
   response: CoreInferResponse,
   decoded: HttpInferRequest,
   acceptEncoding: string | undefined,
-): Promise<HttpReply> {
+): HttpReply | Promise<HttpReply> {
   const outputs: ResponseOutput[] = response.outputs.map((o) => {
     if (o.sharedMemory !== undefined) {
       const parameters: Parameters = {
@@ -130,11 +155,17 @@ export async function toInferReply(
   }
   const headers: Record<string, string | number> = { 'Content-Type': contentTypeFor(encoded.headerLength) };
   if (encoded.headerLength !== undefined) headers['Inference-Header-Content-Length'] = encoded.headerLength;
-  let out = encoded.body;
   const coding = negotiateContentEncoding(acceptEncoding);
-  if (coding !== 'identity') {
-    out = await compressBody(out, coding);
-    headers['Content-Encoding'] = coding;
-  }
+  if (coding === 'identity') return { status: 200, headers, body: encoded.body };
+  return compressReply(encoded.body, coding, headers);
+}
+
+async function compressReply(
+  body: Uint8Array,
+  coding: Exclude<ReturnType<typeof negotiateContentEncoding>, 'identity'>,
+  headers: Record<string, string | number>,
+): Promise<HttpReply> {
+  const out = await compressBody(body, coding);
+  headers['Content-Encoding'] = coding;
   return { status: 200, headers, body: out };
 }

@@ -52,11 +52,19 @@ export class OffThreadJsonDecoder {
     header: string | readonly string[] | null,
     modelName: string,
   ): Promise<DecodedInferRequest | RawInferRequest> {
+    if (!this.goesOffThread(body, header)) return this.#inline(body, header, modelName);
+    return this.#offThread(body, header as string | null, modelName);
+  }
+
+  /**
+   * Whether {@link decode} would decode `body` off the main thread (its JSON part is large);
+   * otherwise the caller may decode it inline itself, with the codec's `decodeInferRequest`.
+   */
+  goesOffThread(body: Uint8Array, header: string | readonly string[] | null): boolean {
     // A repeated header is the codec's to refuse, inline.
-    if (header !== null && typeof header !== 'string') return this.#inline(body, header, modelName);
+    if (header !== null && typeof header !== 'string') return false;
     const jsonBytes = header === null ? body.byteLength : Number(header);
-    if (!(jsonBytes > OFF_THREAD_JSON_BYTES) || header === '0') return this.#inline(body, header, modelName);
-    return this.#offThread(body, header, modelName);
+    return jsonBytes > OFF_THREAD_JSON_BYTES && header !== '0';
   }
 
   #inline(

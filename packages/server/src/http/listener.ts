@@ -56,10 +56,11 @@ export function createRequestListener(
     }
   };
 
-  const listener = (req: IncomingMessage, res: ServerResponse): void => {
+  // One async function per request, without a promise chain or per-request closures beyond the
+  // connection's close listener: this runs for every request, and its overhead is per request.
+  const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const receivedAt = process.hrtime.bigint();
     const httpTrace = new HttpRequestTrace(res, receivedAt);
-    count++;
     const controller = new AbortController();
     const reservation = options.bodyBudget?.open();
     // The reservation is returned when the handler settles (below), not on close: a request whose
@@ -67,69 +68,76 @@ export function createRequestListener(
     res.once('close', () => {
       if (!res.writableFinished) controller.abort();
     });
-    const path = (req.url ?? '/').split('?')[0] as string;
+    const url = req.url ?? '/';
+    const query = url.indexOf('?');
+    const path = query < 0 ? url : url.slice(0, query);
     let bytesIn = 0;
     // A pooled body goes back to the pool when the handler settles, as the reservation does.
     let body: Buffer | undefined;
-    void (async (): Promise<HttpReply> => {
+    try {
+      let reply: HttpReply;
       const route = matchRoute(path);
-      if (route === undefined) return json(404, { error: 'Not Found' });
       // As Triton's handlers: the restriction is checked before the method.
-      if (options.restrictions !== undefined) {
-        const missing = missingRestrictionHeader(options.restrictions, route, (n) => req.headers[n]);
-        if (missing !== undefined)
-          return json(403, { error: `This API is restricted, expecting header '${missing}'` });
-      }
-      if (!allowedMethods(route).includes(req.method ?? ''))
-        return json(405, { error: 'Method Not Allowed' });
-      try {
-        body =
-          req.method === 'POST'
-            ? await readBody(req, options.maxInputSize, alignmentOf(req), reservation, options.bodyPool)
-            : Buffer.alloc(0);
-        bytesIn = body.byteLength;
-        httpTrace.bodyRead();
-        return await handleRoute(core, route, {
-          req,
-          body,
-          options,
-          signal: controller.signal,
-          ...(reservation !== undefined ? { reservation } : {}),
-          httpTrace,
-        });
-      } catch (error) {
-        return errorReply(error);
-      }
-    })()
-      .then((reply) => {
-        // The body has been turned into the reply: its bytes leave the in-flight budget.
-        reservation?.release();
-        httpTrace.sending();
-        send(req, res, reply, options);
-        if (core.logger.isVerbose(1)) {
-          core.logger.verbose(
-            1,
-            JSON.stringify({
-              method: req.method,
-              path,
-              status: reply.status,
-              ms: Number(process.hrtime.bigint() - receivedAt) / 1e6,
-              bytes_in: bytesIn,
-              bytes_out: reply.body === undefined ? 0 : Buffer.byteLength(reply.body),
-            }),
-          );
+      const missing =
+        route === undefined || options.restrictions === undefined
+          ? undefined
+          : missingRestrictionHeader(options.restrictions, route, (n) => req.headers[n]);
+      if (route === undefined) reply = json(404, { error: 'Not Found' });
+      else if (missing !== undefined)
+        reply = json(403, { error: `This API is restricted, expecting header '${missing}'` });
+      else if (!allowedMethods(route).includes(req.method ?? ''))
+        reply = json(405, { error: 'Method Not Allowed' });
+      else {
+        try {
+          body =
+            req.method === 'POST'
+              ? await readBody(req, options.maxInputSize, alignmentOf(req), reservation, options.bodyPool)
+              : Buffer.alloc(0);
+          bytesIn = body.byteLength;
+          httpTrace.bodyRead();
+          reply = await handleRoute(core, route, {
+            req,
+            body,
+            options,
+            signal: controller.signal,
+            ...(reservation !== undefined ? { reservation } : {}),
+            httpTrace,
+          });
+        } catch (error) {
+          reply = errorReply(error);
         }
-      })
-      .catch((error: unknown) => {
-        core.logger.error(`HTTP handler failed: ${String(error)}`);
-        if (!res.headersSent) send(req, res, errorReply(error), options);
-        else res.destroy();
-      })
-      .finally(() => {
-        reservation?.release();
-        if (body !== undefined) options.bodyPool?.give(body);
-        done();
-      });
+      }
+      // The body has been turned into the reply: its bytes leave the in-flight budget.
+      reservation?.release();
+      httpTrace.sending();
+      send(req, res, reply, options);
+      if (core.logger.isVerbose(1)) {
+        core.logger.verbose(
+          1,
+          JSON.stringify({
+            method: req.method,
+            path,
+            status: reply.status,
+            ms: Number(process.hrtime.bigint() - receivedAt) / 1e6,
+            bytes_in: bytesIn,
+            bytes_out: reply.body === undefined ? 0 : Buffer.byteLength(reply.body),
+          }),
+        );
+      }
+    } catch (error) {
+      core.logger.error(`HTTP handler failed: ${String(error)}`);
+      if (!res.headersSent) send(req, res, errorReply(error), options);
+      else res.destroy();
+    } finally {
+      reservation?.release();
+      if (body !== undefined) options.bodyPool?.give(body);
+      done();
+    }
+  };
+
+  const listener = (req: IncomingMessage, res: ServerResponse): void => {
+    count++;
+    void serve(req, res);
   };
   return { listener, inFlight };
 }
