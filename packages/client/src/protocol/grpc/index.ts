@@ -15,6 +15,7 @@ export * from './contents.js';
 export * from './infer-request.js';
 export * from './infer-request-encoder.js';
 export * from './infer-response.js';
+export * from './infer-response-decoder.js';
 export * from './proto-dir.js';
 export {
   create,

@@ -18,6 +18,7 @@ import {
   type ModelInferResponse,
 } from './gen/grpc_service_pb.js';
 import { fromInferParameters, toInferParameters } from './parameters.js';
+import { InferResponseParts } from './infer-response-decoder.js';
 
 const EMPTY = new Uint8Array(0);
 
@@ -60,7 +61,42 @@ export function toModelInferResponse(message: InferResponseMessage): ModelInferR
  *   `INVALID_FIELD` (more raw entries than outputs).
  */
 export function fromModelInferResponse(response: ModelInferResponse): InferResponse {
-  const raw = response.rawOutputContents;
+  return fromInferResponseParts(toInferResponseParts(response));
+}
+
+/** The fields of a protobuf-es `ModelInferResponse` that {@link fromInferResponseParts} reads. */
+export function toInferResponseParts(response: ModelInferResponse): InferResponseParts {
+  return new InferResponseParts(
+    response.modelName,
+    response.modelVersion,
+    response.id,
+    fromInferParameters(response.parameters),
+    response.outputs.map((o) => ({
+      name: o.name,
+      datatype: o.datatype,
+      shape: o.shape.map((d) => Number(d)),
+      parameters: fromInferParameters(o.parameters),
+      contents: o.contents,
+    })),
+    response.rawOutputContents,
+  );
+}
+
+/**
+ * {@link fromModelInferResponse} of a response read by `readModelInferResponse`: either the
+ * hand-written decoder's {@link InferResponseParts} or protobuf-es's message.
+ * @throws ProtocolError as {@link fromModelInferResponse}.
+ */
+export function fromReadInferResponse(read: InferResponseParts | ModelInferResponse): InferResponse {
+  return fromInferResponseParts(read instanceof InferResponseParts ? read : toInferResponseParts(read));
+}
+
+/**
+ * The neutral response of a `ModelInferResponse`'s fields (see {@link fromModelInferResponse}).
+ * @throws ProtocolError as {@link fromModelInferResponse}.
+ */
+export function fromInferResponseParts(response: InferResponseParts): InferResponse {
+  const raw = response.raw;
   if (raw.length > response.outputs.length) {
     throw new ProtocolError(
       'INVALID_FIELD',
@@ -73,8 +109,8 @@ export function fromModelInferResponse(response: ModelInferResponse): InferRespo
       throw new ProtocolError('UNKNOWN_DATATYPE', `${where} has unknown datatype '${o.datatype}'`);
     }
     const datatype = o.datatype;
-    const shape = o.shape.map((d) => Number(d));
-    const parameters = fromInferParameters(o.parameters);
+    const shape = o.shape;
+    const parameters = o.parameters;
     const count = elementCount(shape);
     const bytes = raw[i];
     const inSharedMemory = parameters.shared_memory_region !== undefined;
@@ -95,7 +131,7 @@ export function fromModelInferResponse(response: ModelInferResponse): InferRespo
     modelName: response.modelName,
     ...(response.modelVersion === '' ? {} : { modelVersion: response.modelVersion }),
     ...(response.id === '' ? {} : { id: response.id }),
-    parameters: fromInferParameters(response.parameters),
+    parameters: response.parameters,
     outputs,
   };
 }
