@@ -39,9 +39,10 @@ import type { InferInput } from '../protocol/infer-request.js';
 import type { InferResponse } from '../protocol/message.js';
 import { stringifyJson } from '../protocol/json.js';
 import {
-  fromModelInferResponse,
+  encodeInferCall,
+  fromReadInferResponse,
+  readModelInferResponse,
   serviceDefinition,
-  toModelInferRequest,
   type GrpcMethodDefinition,
   type MessageInput,
   type ModelRepositoryParameterSchema,
@@ -100,6 +101,15 @@ function pem(value: Uint8Array | string | undefined): Buffer | null {
   if (value === undefined) return null;
   return typeof value === 'string' ? Buffer.from(value, 'utf8') : Buffer.from(value);
 }
+
+/** Call options of a call without a deadline (grpc-js only reads them). */
+const NO_OPTIONS: GrpcCallOptions = Object.freeze({});
+
+/** The path of `ModelInfer`. */
+const MODEL_INFER_PATH = serviceDefinition.ModelInfer.path;
+
+/** The serializer of an already encoded message. */
+const passBuffer = (bytes: unknown): Buffer => bytes as Buffer;
 
 /** A non-negative integer argument as a bigint for a 64-bit field. */
 function integer(value: number, what: string): bigint {
@@ -212,26 +222,47 @@ export class GrpcTransport implements Transport {
     compression?: CompressionAlgorithm,
   ): Promise<ResponseOf<K>> {
     const method = serviceDefinition[rpc] as unknown as GrpcMethodDefinition<DescMessage, DescMessage>;
+    return this.#unary(
+      rpc,
+      method.path,
+      method.requestSerialize as (value: unknown) => Buffer,
+      method.responseDeserialize as (bytes: Buffer) => ResponseOf<K>,
+      request,
+      ctx,
+      compression,
+    );
+  }
+
+  /** {@link GrpcTransport.unary} with the method's path and serializers. */
+  #unary<T>(
+    rpc: string,
+    path: string,
+    serialize: (value: unknown) => Buffer,
+    deserialize: (bytes: Buffer) => T,
+    request: unknown,
+    ctx: TransportContext,
+    compression: CompressionAlgorithm | undefined,
+  ): Promise<T> {
     const metadata = metadataFromHeaders(ctx.headers);
-    const callOptions: GrpcCallOptions = ctx.deadline !== undefined ? { deadline: ctx.deadline } : {};
+    const callOptions: GrpcCallOptions = ctx.deadline !== undefined ? { deadline: ctx.deadline } : NO_OPTIONS;
     const cancellation = cancellationOf(ctx);
-    return new Promise<ResponseOf<K>>((resolve, reject) => {
+    return new Promise<T>((resolve, reject) => {
       if (cancellation.aborted) {
         reject(tritonErrorFromGrpc(cancellation.reason, rpc));
         return;
       }
       const pending = new PendingUnary(ctx.timer);
       const call = this.#clientFor(compression).makeUnaryRequest(
-        method.path,
-        method.requestSerialize as (value: unknown) => Buffer,
-        method.responseDeserialize,
+        path,
+        serialize,
+        deserialize,
         request,
         metadata,
         callOptions,
         (error, response) => {
           cancellation.removeListener(pending);
           if (error === null && response !== undefined) {
-            resolve(response as ResponseOf<K>);
+            resolve(response);
             return;
           }
           const failure = tritonErrorFromGrpc(error, `${rpc} on ${this.address.target}`, pending.responded, {
@@ -402,9 +433,11 @@ export class GrpcTransport implements Transport {
   }
 
   async infer(call: InferCall, ctx: TransportContext): Promise<InferResponse> {
-    let request;
+    let request: Buffer;
     try {
-      request = toModelInferRequest({
+      // The common call is written without protobuf-es messages; the bytes are those of
+      // toModelInferRequest + encodeModelInferRequest.
+      request = encodeInferCall({
         modelName: call.modelName,
         modelVersion: call.modelVersion,
         inputs: call.inputs,
@@ -413,9 +446,17 @@ export class GrpcTransport implements Transport {
     } catch (error) {
       throw invalidArgument(error);
     }
-    const response = await this.unary('ModelInfer', request, ctx, call.requestCompression);
+    const response = await this.#unary(
+      'ModelInfer',
+      MODEL_INFER_PATH,
+      passBuffer,
+      readModelInferResponse,
+      request,
+      ctx,
+      call.requestCompression,
+    );
     try {
-      return fromModelInferResponse(response);
+      return fromReadInferResponse(response);
     } catch (error) {
       throw protocolFailure(error);
     }

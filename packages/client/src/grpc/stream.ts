@@ -16,12 +16,13 @@ import {
 import { InferResult } from '../infer-result.js';
 import type { InferInput, InferRequestOptions } from '../protocol/infer-request.js';
 import {
-  create,
-  fromModelInferResponse,
-  InferParameterSchema,
+  encodeInferCall,
+  fromInferResponseParts,
+  readModelStreamInferResponse,
   serviceDefinition,
-  toModelInferRequest,
-  type ModelInferRequest,
+  StreamResponseParts,
+  toInferResponseParts,
+  type InferResponseParts,
   type ModelStreamInferResponse,
 } from '../protocol/grpc/index.js';
 import { metadataFromHeaders } from './metadata.js';
@@ -70,15 +71,29 @@ export interface StreamOptions {
 /** Reads a `ModelStreamInferResponse` into a {@link StreamResponse}. */
 export function streamResponseFrom(message: ModelStreamInferResponse): StreamResponse {
   const response = message.inferResponse;
+  return streamResponseOf(
+    message.errorMessage,
+    response === undefined ? undefined : toInferResponseParts(response),
+  );
+}
+
+/** {@link streamResponseFrom} of a message read by `readModelStreamInferResponse`. */
+function streamResponseOfRead(read: StreamResponseParts | ModelStreamInferResponse): StreamResponse {
+  return read instanceof StreamResponseParts
+    ? streamResponseOf(read.errorMessage, read.response)
+    : streamResponseFrom(read);
+}
+
+function streamResponseOf(errorMessage: string, response: InferResponseParts | undefined): StreamResponse {
   const id = response?.id ?? '';
-  const finalParam = response?.parameters.triton_final_response?.parameterChoice;
+  const finalParam = response?.parameters.triton_final_response;
   // Without the parameter (a request refused before it ran) the message is the last of its request.
-  const final = finalParam?.case === 'boolParam' ? finalParam.value : true;
-  if (message.errorMessage !== '') {
+  const final = typeof finalParam === 'boolean' ? finalParam : true;
+  if (errorMessage !== '') {
     // An in-band error carries no status: its kind is unknown (status 400, as Triton's HTTP
     // front end answers for most request errors).
-    const error = new TritonServerError(400, message.errorMessage, {
-      body: message.errorMessage,
+    const error = new TritonServerError(400, errorMessage, {
+      body: errorMessage,
       transport: 'grpc',
       reason: 'UNKNOWN',
     });
@@ -90,7 +105,7 @@ export function streamResponseFrom(message: ModelStreamInferResponse): StreamRes
   }
   let decoded;
   try {
-    decoded = fromModelInferResponse(response);
+    decoded = fromInferResponseParts(response);
   } catch (error) {
     throw protocolFailure(error);
   }
@@ -102,6 +117,9 @@ export function streamResponseFrom(message: ModelStreamInferResponse): StreamRes
     empty: response.outputs.length === 0,
   };
 }
+
+/** The serializer of an already encoded request. */
+const passBuffer = (bytes: Buffer): Buffer => bytes;
 
 type Waiter = { resolve: (r: IteratorResult<StreamResponse>) => void; reject: (e: unknown) => void };
 
@@ -122,7 +140,7 @@ let collectSerial = 0;
  * at once (the Python client's `stop_stream(cancel_requests=True)`).
  */
 export class GrpcInferStream implements AsyncIterable<StreamResponse> {
-  readonly #call: ClientDuplexStream<ModelInferRequest, ModelStreamInferResponse>;
+  readonly #call: ClientDuplexStream<Buffer, StreamResponseParts | ModelStreamInferResponse>;
   readonly #queue: StreamResponse[] = [];
   readonly #waiters: Waiter[] = [];
   readonly #collectors = new Map<string, Collector>();
@@ -143,8 +161,8 @@ export class GrpcInferStream implements AsyncIterable<StreamResponse> {
       timeout !== undefined && timeout > 0 && Number.isFinite(timeout) ? Date.now() + timeout : undefined;
     this.#call = client.makeBidiStreamRequest(
       method.path,
-      method.requestSerialize as (value: ModelInferRequest) => Buffer,
-      method.responseDeserialize,
+      passBuffer,
+      readModelStreamInferResponse,
       metadata,
       deadline !== undefined ? { deadline } : {},
     );
@@ -154,10 +172,10 @@ export class GrpcInferStream implements AsyncIterable<StreamResponse> {
     this.#call.on('metadata', () => {
       this.#responded = true;
     });
-    this.#call.on('data', (message: ModelStreamInferResponse) => {
+    this.#call.on('data', (message: StreamResponseParts | ModelStreamInferResponse) => {
       let response: StreamResponse;
       try {
-        response = streamResponseFrom(message);
+        response = streamResponseOfRead(message);
       } catch (error) {
         this.#fail(error);
         return;
@@ -214,21 +232,21 @@ export class GrpcInferStream implements AsyncIterable<StreamResponse> {
    */
   send(modelName: string, inputs: readonly InferInput[], options: StreamInferOptions = {}): void {
     if (this.#ended || this.#done) throw new TritonInvalidArgumentError('the stream is closed');
-    let request: ModelInferRequest;
+    let request: Buffer;
     try {
-      request = toModelInferRequest({
-        modelName,
-        modelVersion: options.modelVersion === undefined ? '' : String(options.modelVersion),
-        inputs,
-        request: options,
-      });
+      // The bytes of toModelInferRequest + encodeModelInferRequest (the common call without
+      // protobuf-es messages).
+      request = encodeInferCall(
+        {
+          modelName,
+          modelVersion: options.modelVersion === undefined ? '' : String(options.modelVersion),
+          inputs,
+          request: options,
+        },
+        options.enableEmptyFinalResponse === true,
+      );
     } catch (error) {
       throw invalidArgument(error);
-    }
-    if (options.enableEmptyFinalResponse === true) {
-      request.parameters.triton_enable_empty_final_response = create(InferParameterSchema, {
-        parameterChoice: { case: 'boolParam', value: true },
-      });
     }
     this.#call.write(request);
   }
