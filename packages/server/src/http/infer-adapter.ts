@@ -14,6 +14,7 @@ import {
   encodeInferResponse,
   negotiateContentEncoding,
   outputWantsBinary,
+  tensorDataToBytes,
   type DecodedInferRequest,
   type DecodedInput,
   type Parameters,
@@ -24,6 +25,7 @@ import {
 import { toServerError } from '../core/errors.js';
 import type {
   CoreInferInput,
+  CoreInferOutput,
   CoreInferRequest,
   CoreInferResponse,
   CoreRequestedOutput,
@@ -130,6 +132,58 @@ export function toInferReply(
   decoded: HttpInferRequest,
   acceptEncoding: string | undefined,
 ): HttpReply | Promise<HttpReply> {
+  let binaryOnly = (response.id === undefined || response.id === '') && response.outputs.length > 0;
+  for (let i = 0; binaryOnly && i < response.outputs.length; i++) {
+    const o = response.outputs[i] as CoreInferOutput;
+    binaryOnly = o.sharedMemory === undefined && outputWantsBinary(decoded, o.name);
+  }
+  let encoded: { body: Uint8Array; headerLength: number | undefined };
+  try {
+    encoded = binaryOnly ? encodeBinaryResponse(response) : encodeResponse(response, decoded);
+  } catch (error) {
+    throw toServerError(error);
+  }
+  const headers: Record<string, string | number> = { 'Content-Type': contentTypeFor(encoded.headerLength) };
+  if (encoded.headerLength !== undefined) headers['Inference-Header-Content-Length'] = encoded.headerLength;
+  const coding = negotiateContentEncoding(acceptEncoding);
+  if (coding === 'identity') return { status: 200, headers, body: encoded.body };
+  return compressReply(encoded.body, coding, headers);
+}
+
+/**
+ * The body of a response without an id whose outputs all go in the binary tail (the usual binary
+ * request): the bytes `encodeInferResponse` writes for it (same members, same order), written
+ * directly into one buffer with the tail instead of through its intermediate objects, JSON text,
+ * UTF-8 copy and concatenation.
+ */
+function encodeBinaryResponse(response: CoreInferResponse): { body: Uint8Array; headerLength: number } {
+  let header = `{"model_name":${JSON.stringify(response.modelName)},"model_version":${JSON.stringify(response.modelVersion)},"outputs":[`;
+  const tails = new Array<Uint8Array>(response.outputs.length);
+  let tailBytes = 0;
+  for (let i = 0; i < tails.length; i++) {
+    const t = (response.outputs[i] as CoreInferOutput).tensor;
+    const raw = tensorDataToBytes(t.datatype, t.data);
+    tails[i] = raw;
+    tailBytes += raw.byteLength;
+    header += `${i > 0 ? ',' : ''}{"name":${JSON.stringify(t.name)},"datatype":${JSON.stringify(t.datatype)},"shape":[${t.shape.join(',')}],"parameters":{"binary_data_size":${raw.byteLength}}}`;
+  }
+  header += ']}';
+  const headerLength = Buffer.byteLength(header);
+  const body = Buffer.allocUnsafe(headerLength + tailBytes);
+  body.write(header, 0, 'utf8');
+  let at = headerLength;
+  for (const raw of tails) {
+    body.set(raw, at);
+    at += raw.byteLength;
+  }
+  return { body, headerLength };
+}
+
+/** Any other response, through the codec. */
+function encodeResponse(
+  response: CoreInferResponse,
+  decoded: HttpInferRequest,
+): { body: Uint8Array; headerLength: number | undefined } {
   const outputs: ResponseOutput[] = response.outputs.map((o) => {
     if (o.sharedMemory !== undefined) {
       const parameters: Parameters = {
@@ -142,22 +196,12 @@ export function toInferReply(
     }
     return { tensor: o.tensor, binary: outputWantsBinary(decoded, o.name) };
   });
-  let encoded;
-  try {
-    encoded = encodeInferResponse({
-      modelName: response.modelName,
-      modelVersion: response.modelVersion,
-      ...(response.id !== undefined ? { id: response.id } : {}),
-      outputs,
-    });
-  } catch (error) {
-    throw toServerError(error);
-  }
-  const headers: Record<string, string | number> = { 'Content-Type': contentTypeFor(encoded.headerLength) };
-  if (encoded.headerLength !== undefined) headers['Inference-Header-Content-Length'] = encoded.headerLength;
-  const coding = negotiateContentEncoding(acceptEncoding);
-  if (coding === 'identity') return { status: 200, headers, body: encoded.body };
-  return compressReply(encoded.body, coding, headers);
+  return encodeInferResponse({
+    modelName: response.modelName,
+    modelVersion: response.modelVersion,
+    ...(response.id !== undefined ? { id: response.id } : {}),
+    outputs,
+  });
 }
 
 async function compressReply(
