@@ -128,63 +128,104 @@ export function readBody(
     }
   }
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let settled = false;
-    const stop = (): void => {
-      settled = true;
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onError);
-      req.off('close', onClose);
-    };
-    const fail = (error: Error): void => {
-      if (settled) return;
-      stop();
-      reject(error);
-    };
     const chunked = /\bchunked\b/i.test(req.headers['transfer-encoding'] ?? '');
     if (known && !chunked && alignAt !== undefined && pool?.pools(declared) === true) {
       readInto(req, pool.take(declared, alignAt), pool, resolve, reject);
       return;
     }
-    let pieces = 0;
-    const onData = (chunk: Buffer): void => {
-      // node:http hands each HTTP chunk's data over as at least one piece, so counting pieces bounds
-      // the chunks (Triton's limit: many tiny chunks cost per-chunk work and memory).
-      if (chunked && chunk.byteLength > 0 && ++pieces > MAX_CHUNKED_CHUNKS) {
-        fail(new TooManyChunksError());
-        return;
-      }
-      size += chunk.byteLength;
-      if (size > limit) {
-        fail(new BodyTooLargeError(size, limit));
-        return;
-      }
-      if (!known) {
-        try {
-          reservation?.grow(chunk.byteLength);
-        } catch (error) {
-          fail(error as Error);
-          return;
-        }
-      }
-      chunks.push(chunk);
-    };
-    const onEnd = (): void => {
-      if (settled) return;
-      stop();
-      if (alignAt !== undefined && alignAt > 0 && alignAt < size) resolve(joinAligned(chunks, size, alignAt));
-      else resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
-    };
-    const onError = (error: Error): void => fail(error);
-    // A connection that closes mid-body (client gone, socket destroyed) ends the read too.
-    const onClose = (): void => fail(new RequestAbortedError());
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', onError);
-    req.on('close', onClose);
+    reads.set(req, {
+      chunks: [],
+      size: 0,
+      pieces: 0,
+      limit,
+      known,
+      chunked,
+      alignAt,
+      reservation,
+      resolve,
+      reject,
+    });
+    req.on('data', onBodyData);
+    req.on('end', onBodyEnd);
+    req.on('error', onBodyError);
+    req.on('close', onBodyClose);
   });
+}
+
+/** A body being read by {@link readBody} (kept by request: its listeners are shared functions). */
+interface BodyRead {
+  readonly chunks: Buffer[];
+  size: number;
+  pieces: number;
+  readonly limit: number;
+  readonly known: boolean;
+  readonly chunked: boolean;
+  readonly alignAt: number | undefined;
+  readonly reservation: Reservation | undefined;
+  readonly resolve: (body: Buffer) => void;
+  readonly reject: (error: Error) => void;
+}
+
+/** The bodies being read; an entry goes when its read settles. */
+const reads = new WeakMap<IncomingMessage, BodyRead>();
+
+function stopRead(req: IncomingMessage): void {
+  reads.delete(req);
+  req.off('data', onBodyData);
+  req.off('end', onBodyEnd);
+  req.off('error', onBodyError);
+  req.off('close', onBodyClose);
+}
+
+function failRead(req: IncomingMessage, read: BodyRead, error: Error): void {
+  stopRead(req);
+  read.reject(error);
+}
+
+function onBodyData(this: IncomingMessage, chunk: Buffer): void {
+  const read = reads.get(this);
+  if (read === undefined) return;
+  // node:http hands each HTTP chunk's data over as at least one piece, so counting pieces bounds
+  // the chunks (Triton's limit: many tiny chunks cost per-chunk work and memory).
+  if (read.chunked && chunk.byteLength > 0 && ++read.pieces > MAX_CHUNKED_CHUNKS) {
+    failRead(this, read, new TooManyChunksError());
+    return;
+  }
+  read.size += chunk.byteLength;
+  if (read.size > read.limit) {
+    failRead(this, read, new BodyTooLargeError(read.size, read.limit));
+    return;
+  }
+  if (!read.known) {
+    try {
+      read.reservation?.grow(chunk.byteLength);
+    } catch (error) {
+      failRead(this, read, error as Error);
+      return;
+    }
+  }
+  read.chunks.push(chunk);
+}
+
+function onBodyEnd(this: IncomingMessage): void {
+  const read = reads.get(this);
+  if (read === undefined) return;
+  stopRead(this);
+  const { chunks, size, alignAt } = read;
+  if (alignAt !== undefined && alignAt > 0 && alignAt < size)
+    read.resolve(joinAligned(chunks, size, alignAt));
+  else read.resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+}
+
+function onBodyError(this: IncomingMessage, error: Error): void {
+  const read = reads.get(this);
+  if (read !== undefined) failRead(this, read, error);
+}
+
+/** A connection that closes mid-body (client gone, socket destroyed) ends the read too. */
+function onBodyClose(this: IncomingMessage): void {
+  const read = reads.get(this);
+  if (read !== undefined) failRead(this, read, new RequestAbortedError());
 }
 
 /**
