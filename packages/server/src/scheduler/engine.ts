@@ -33,6 +33,18 @@ export interface SchedulingEngineOptions {
 
 type Settle = () => void;
 
+/** An execution's outcome for its requests, until {@link SchedulingEngine.deliver} settles them. */
+interface Finished {
+  readonly entries: readonly QueuedRequest[];
+  /** Each request's outputs; `undefined` when the execution failed with `failure`. */
+  readonly parts: readonly ReadonlyMap<string, Tensor>[] | undefined;
+  readonly failure: ServerError | undefined;
+  /** Execution start, and its end (after the outputs were split). */
+  readonly start: bigint;
+  readonly end: bigint;
+  readonly timings: ExecutionTimings;
+}
+
 const NO_DETACH = (): void => undefined;
 
 const ZERO_TIMINGS: ExecutionTimings = { computeInputNs: 0n, computeInferNs: 0n, computeOutputNs: 0n };
@@ -54,7 +66,7 @@ export class SchedulingEngine implements Scheduler {
   private drainWaiters: (() => void)[] = [];
   private issued = 0;
   private delivered = 0;
-  private readonly held = new Map<number, Settle[]>();
+  private readonly held = new Map<number, Finished | undefined>();
 
   constructor(options: SchedulingEngineOptions) {
     if (options.instances.length === 0) {
@@ -258,71 +270,96 @@ export class SchedulingEngine implements Scheduler {
       await this.runRequests(instance, entries, start);
       this.free.push(instance);
       // Responses were settled as they came; keep the preserve_ordering sequence moving.
-      this.deliver(seq, [], 0);
+      this.deliver(seq, undefined);
       this.dispatch();
       return;
     }
-    let settles: Settle[];
+    let finished: Finished;
     try {
       const t0 = this.clock();
-      const requestInputs = entries.map((e) => e.request.inputs);
+      const single = entries.length === 1 ? (entries[0] as QueuedRequest) : undefined;
+      const requestInputs =
+        single !== undefined && this.layout === undefined ? undefined : entries.map((e) => e.request.inputs);
       const inputs =
-        this.layout !== undefined
-          ? layoutInputs(requestInputs, this.layout)
-          : this.batching
-            ? concatInputs(requestInputs)
-            : (entries[0] as QueuedRequest).request.inputs;
+        requestInputs === undefined
+          ? (single as QueuedRequest).request.inputs
+          : this.layout !== undefined
+            ? layoutInputs(requestInputs, this.layout)
+            : this.batching
+              ? concatInputs(requestInputs)
+              : (entries[0] as QueuedRequest).request.inputs;
       const concatNs = this.clock() - t0;
       const result = await instance.execute(inputs);
       const t1 = this.clock();
-      const rowsPerRequest = entries.map((e) => e.rows);
-      const parts: ReadonlyMap<string, Tensor>[] =
-        this.layout !== undefined
-          ? layoutSplitOutputs(result.outputs, requestInputs, rowsPerRequest, this.layout)
-          : this.batching
-            ? splitOutputs(result.outputs, rowsPerRequest)
-            : [result.outputs];
+      // One request of a plain model: its outputs are the execution's (splitting one part is a no-op).
+      const parts: readonly ReadonlyMap<string, Tensor>[] =
+        requestInputs === undefined
+          ? [result.outputs]
+          : this.layout !== undefined
+            ? layoutSplitOutputs(
+                result.outputs,
+                requestInputs,
+                entries.map((e) => e.rows),
+                this.layout,
+              )
+            : this.batching
+              ? splitOutputs(
+                  result.outputs,
+                  entries.map((e) => e.rows),
+                )
+              : [result.outputs];
       const splitNs = this.clock() - t1;
       const timings = {
         computeInputNs: result.timings.computeInputNs + concatNs,
         computeInferNs: result.timings.computeInferNs,
         computeOutputNs: result.timings.computeOutputNs + splitNs,
       };
-      const rows = entries.reduce((a, e) => a + e.rows, 0);
+      let rows = 0;
+      for (const e of entries) rows += e.rows;
       this.stats.recordExecution(rows, timings);
-      settles = entries.map((e, i) => () => {
-        // Trace timestamps from the same times as the statistics: execution start, then the
-        // input / infer / output durations of the execution. Those can overlap a little (a worker
-        // may start before the main thread is done posting to it), so the points are kept inside
-        // the execution, which ended after the split.
-        if (e.request.onActivity !== undefined) {
-          const end = t1 + splitNs;
-          const at = (ns: bigint): bigint => (ns < end ? ns : end);
-          const inputEnd = at(start + timings.computeInputNs);
-          const outputStart = at(inputEnd + timings.computeInferNs);
-          e.request.onActivity('COMPUTE_START', start);
-          e.request.onActivity('COMPUTE_INPUT_END', inputEnd);
-          e.request.onActivity('COMPUTE_OUTPUT_START', outputStart);
-          e.request.onActivity('COMPUTE_END', at(outputStart + timings.computeOutputNs));
-        }
-        this.stats.recordSuccess({
-          batchSize: e.rows,
-          requestNs: this.since(e.request.receivedAt),
-          queueNs: start - e.enqueuedAt > 0n ? start - e.enqueuedAt : 0n,
-          timings,
-        });
-        e.resolve({ outputs: parts[i] as ReadonlyMap<string, Tensor> });
-      });
+      finished = { entries, parts, failure: undefined, start, end: t1 + splitNs, timings };
     } catch (error) {
       const failure = SchedulerRejection.executionFailed(error);
-      settles = entries.map((e) => () => {
-        this.recordFailure(e.request, failure);
-        e.reject(failure);
-      });
+      finished = { entries, parts: undefined, failure, start, end: start, timings: ZERO_TIMINGS };
     }
     this.free.push(instance);
-    this.deliver(seq, settles, entries.length);
+    this.deliver(seq, finished);
     this.dispatch();
+  }
+
+  /** Settles the requests of a finished execution (then counts them out of `pending`). */
+  private settle(finished: Finished): void {
+    const { entries, parts, failure, start, end, timings } = finished;
+    for (let i = 0; i < entries.length; i++) {
+      const e = entries[i] as QueuedRequest;
+      if (parts === undefined) {
+        const error = failure as ServerError;
+        this.recordFailure(e.request, error);
+        e.reject(error);
+        continue;
+      }
+      // Trace timestamps from the same times as the statistics: execution start, then the
+      // input / infer / output durations of the execution. Those can overlap a little (a worker
+      // may start before the main thread is done posting to it), so the points are kept inside
+      // the execution, which ended after the split.
+      if (e.request.onActivity !== undefined) {
+        const at = (ns: bigint): bigint => (ns < end ? ns : end);
+        const inputEnd = at(start + timings.computeInputNs);
+        const outputStart = at(inputEnd + timings.computeInferNs);
+        e.request.onActivity('COMPUTE_START', start);
+        e.request.onActivity('COMPUTE_INPUT_END', inputEnd);
+        e.request.onActivity('COMPUTE_OUTPUT_START', outputStart);
+        e.request.onActivity('COMPUTE_END', at(outputStart + timings.computeOutputNs));
+      }
+      this.stats.recordSuccess({
+        batchSize: e.rows,
+        requestNs: this.since(e.request.receivedAt),
+        queueNs: start - e.enqueuedAt > 0n ? start - e.enqueuedAt : 0n,
+        timings,
+      });
+      e.resolve({ outputs: parts[i] as ReadonlyMap<string, Tensor> });
+    }
+    for (let i = 0; i < entries.length; i++) this.finishOne();
   }
 
   /**
@@ -409,25 +446,22 @@ export class SchedulingEngine implements Scheduler {
     for (const s of early) s();
   }
 
-  /** Settles a finished execution's requests, in issue order when preserve_ordering is on. */
-  private deliver(seq: number, settles: Settle[], count: number): void {
+  /**
+   * Settles a finished execution's requests (`undefined`: settled already, by the per-request
+   * path), in issue order when preserve_ordering is on.
+   */
+  private deliver(seq: number, finished: Finished | undefined): void {
     if (!this.preserveOrdering) {
-      this.settleAll(settles, count);
+      if (finished !== undefined) this.settle(finished);
       this.delivered += 1;
       return;
     }
-    this.held.set(seq, settles);
-    for (;;) {
+    this.held.set(seq, finished);
+    while (this.held.has(this.delivered)) {
       const next = this.held.get(this.delivered);
-      if (next === undefined) break;
       this.held.delete(this.delivered);
       this.delivered += 1;
-      this.settleAll(next, next.length);
+      if (next !== undefined) this.settle(next);
     }
-  }
-
-  private settleAll(settles: Settle[], count: number): void {
-    for (const s of settles) s();
-    for (let i = 0; i < count; i++) this.finishOne();
   }
 }
