@@ -111,6 +111,21 @@ const MODEL_INFER_PATH = serviceDefinition.ModelInfer.path;
 /** The serializer of an already encoded message. */
 const passBuffer = (bytes: unknown): Buffer => bytes as Buffer;
 
+/** The response as it came. */
+const asIs = <T>(response: T): T => response;
+
+/**
+ * The neutral response of a `ModelInfer` answer.
+ * @throws TritonProtocolError (via `protocolFailure`) when it cannot be read.
+ */
+function inferResponseOf(read: ReturnType<typeof readModelInferResponse>): InferResponse {
+  try {
+    return fromReadInferResponse(read);
+  } catch (error) {
+    throw protocolFailure(error);
+  }
+}
+
 /** A non-negative integer argument as a bigint for a 64-bit field. */
 function integer(value: number, what: string): bigint {
   if (!Number.isSafeInteger(value) || value < 0) {
@@ -230,11 +245,16 @@ export class GrpcTransport implements Transport {
       request,
       ctx,
       compression,
+      asIs,
     );
   }
 
-  /** {@link GrpcTransport.unary} with the method's path and serializers. */
-  #unary<T>(
+  /**
+   * {@link GrpcTransport.unary} with the method's path and serializers; the promise resolves with
+   * `finish(response)` (or rejects with what `finish` throws), so that a caller converting the
+   * response needs no `await` of its own.
+   */
+  #unary<T, R>(
     rpc: string,
     path: string,
     serialize: (value: unknown) => Buffer,
@@ -242,11 +262,12 @@ export class GrpcTransport implements Transport {
     request: unknown,
     ctx: TransportContext,
     compression: CompressionAlgorithm | undefined,
-  ): Promise<T> {
+    finish: (response: T) => R,
+  ): Promise<R> {
     const metadata = metadataFromHeaders(ctx.headers);
     const callOptions: GrpcCallOptions = ctx.deadline !== undefined ? { deadline: ctx.deadline } : NO_OPTIONS;
     const cancellation = cancellationOf(ctx);
-    return new Promise<T>((resolve, reject) => {
+    return new Promise<R>((resolve, reject) => {
       if (cancellation.aborted) {
         reject(tritonErrorFromGrpc(cancellation.reason, rpc));
         return;
@@ -262,7 +283,14 @@ export class GrpcTransport implements Transport {
         (error, response) => {
           cancellation.removeListener(pending);
           if (error === null && response !== undefined) {
-            resolve(response);
+            let value: R;
+            try {
+              value = finish(response);
+            } catch (failure) {
+              reject(failure instanceof Error ? failure : new Error(String(failure)));
+              return;
+            }
+            resolve(value);
             return;
           }
           const failure = tritonErrorFromGrpc(error, `${rpc} on ${this.address.target}`, pending.responded, {
@@ -432,7 +460,7 @@ export class GrpcTransport implements Transport {
     await this.unary('CudaSharedMemoryUnregister', { name }, ctx);
   }
 
-  async infer(call: InferCall, ctx: TransportContext): Promise<InferResponse> {
+  infer(call: InferCall, ctx: TransportContext): Promise<InferResponse> {
     let request: Buffer;
     try {
       // The common call is written without protobuf-es messages; the bytes are those of
@@ -444,21 +472,22 @@ export class GrpcTransport implements Transport {
         request: call.request,
       });
     } catch (error) {
-      throw invalidArgument(error);
+      return Promise.reject(invalidArgument(error));
     }
-    const response = await this.#unary(
-      'ModelInfer',
-      MODEL_INFER_PATH,
-      passBuffer,
-      readModelInferResponse,
-      request,
-      ctx,
-      call.requestCompression,
-    );
     try {
-      return fromReadInferResponse(response);
+      return this.#unary(
+        'ModelInfer',
+        MODEL_INFER_PATH,
+        passBuffer,
+        readModelInferResponse,
+        request,
+        ctx,
+        call.requestCompression,
+        inferResponseOf,
+      );
     } catch (error) {
-      throw protocolFailure(error);
+      // As from the async method this was: a bad header rejects, never throws.
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
   }
 

@@ -97,9 +97,11 @@ function noParameters(parameters: object | undefined): boolean {
   return true;
 }
 
-/** Bytes of a string field's value (UTF-8, as protobuf-es's `TextEncoder`). */
+/** Bytes of a string field's value (UTF-8, as protobuf-es's `TextEncoder`); ASCII counted here. */
 function utf8Size(s: string): number {
-  return Buffer.byteLength(s, 'utf8');
+  const n = s.length;
+  for (let i = 0; i < n; i++) if (s.charCodeAt(i) > 0x7f) return Buffer.byteLength(s, 'utf8');
+  return n;
 }
 
 /** Size of a length-delimited field with a body of `n` bytes, tag included (one-byte tags). */
@@ -112,6 +114,11 @@ function writeString(out: Buffer, offset: number, tag: number, s: string, size: 
   if (size === 0) return offset;
   out[offset++] = tag;
   offset = writeVarint(out, offset, size);
+  // ASCII (one byte per code unit) is copied here; short strings cost less than a native call.
+  if (size === s.length) {
+    for (let i = 0; i < size; i++) out[offset + i] = s.charCodeAt(i);
+    return offset + size;
+  }
   return offset + out.write(s, offset, size, 'utf8');
 }
 

@@ -19,6 +19,12 @@ const latin1Slice = (
   Buffer.prototype as unknown as { latin1Slice: (this: Uint8Array, start: number, end: number) => string }
 ).latin1Slice;
 
+/** Strings up to this many bytes go through the cache of {@link WireReader.ascii}. */
+const CACHED_LENGTH = 32;
+const CACHE_SLOTS = 256;
+/** Recently read short strings, by a hash of their bytes (direct-mapped: a clash replaces). */
+const cache: (string | undefined)[] = new Array<string | undefined>(CACHE_SLOTS).fill(undefined);
+
 /** A cursor over protobuf bytes; every read throws {@link BAIL} on anything unusual. */
 export class WireReader {
   pos: number;
@@ -115,15 +121,39 @@ export class WireReader {
     return this.pos + len;
   }
 
-  /** A length-delimited ASCII string (anything else throws {@link BAIL}). */
+  /**
+   * A length-delimited ASCII string (anything else throws {@link BAIL}). Short strings come from a
+   * small cache when the same bytes were read before (names, datatypes and versions repeat from one
+   * answer to the next).
+   */
   ascii(): string {
     const len = this.length();
     const buf = this.buf;
     const start = this.pos;
     const stop = start + len;
-    for (let i = start; i < stop; i++) if ((buf[i] as number) > 0x7f) throw BAIL;
+    let hash = len;
+    for (let i = start; i < stop; i++) {
+      const c = buf[i] as number;
+      if (c > 0x7f) throw BAIL;
+      hash = (hash * 31 + c) | 0;
+    }
     this.pos = stop;
-    return latin1Slice.call(buf, start, stop);
+    if (len > CACHED_LENGTH) return latin1Slice.call(buf, start, stop);
+    const slot = hash & (CACHE_SLOTS - 1);
+    const cached = cache[slot];
+    if (cached !== undefined && cached.length === len) {
+      let same = true;
+      for (let i = 0; i < len; i++) {
+        if (cached.charCodeAt(i) !== buf[start + i]) {
+          same = false;
+          break;
+        }
+      }
+      if (same) return cached;
+    }
+    const s = latin1Slice.call(buf, start, stop);
+    cache[slot] = s;
+    return s;
   }
 
   /** Skips one field of wire type 0, 1, 2 or 5; groups and invalid wire types throw {@link BAIL}. */
