@@ -201,7 +201,10 @@ export function prepareRequest(
 
   // Shared-memory references are resolved while Triton's front end reads the request, before the
   // model checks: inputs, then requested outputs.
-  for (const t of [...request.inputs, ...(request.outputs ?? [])]) {
+  for (const t of request.inputs) {
+    if (t.sharedMemory !== undefined) options.sharedMemory.check(t.sharedMemory);
+  }
+  for (const t of request.outputs ?? []) {
     if (t.sharedMemory !== undefined) options.sharedMemory.check(t.sharedMemory);
   }
 
@@ -363,27 +366,27 @@ export function prepareRequest(
         }
         options.sharedMemory.check(r.sharedMemory);
       }
-      return {
-        name: r.name,
-        classification: r.classification ?? 0,
-        ...(r.sharedMemory !== undefined ? { sharedMemory: r.sharedMemory } : {}),
-      };
+      const output: { name: string; classification: number; sharedMemory?: CoreInferOutput['sharedMemory'] } =
+        { name: r.name, classification: r.classification ?? 0 };
+      if (r.sharedMemory !== undefined) output.sharedMemory = r.sharedMemory;
+      return output;
     },
   );
 
-  const schedulerRequest: SchedulerRequest = {
+  // Built by assignment, not spreads: this runs once per request.
+  const schedulerRequest: { -readonly [K in keyof SchedulerRequest]: SchedulerRequest[K] } = {
     inputs: tensors,
     batchSize: Math.max(1, batchSize),
     priority,
-    ...(timeoutUs !== undefined ? { timeoutUs } : {}),
     receivedAt: requestStart,
-    ...(request.signal !== undefined ? { signal: request.signal } : {}),
-    ...(request.onActivity !== undefined ? { onActivity: request.onActivity } : {}),
-    ...(request.id !== undefined && request.id !== '' ? { id: request.id } : {}),
-    ...(request.parameters !== undefined ? { parameters: request.parameters } : {}),
-    ...(requested.length > 0 ? { requestedOutputs: requested.map((o) => o.name) } : {}),
-    ...sequenceFields(params),
   };
+  if (timeoutUs !== undefined) schedulerRequest.timeoutUs = timeoutUs;
+  if (request.signal !== undefined) schedulerRequest.signal = request.signal;
+  if (request.onActivity !== undefined) schedulerRequest.onActivity = request.onActivity;
+  if (request.id !== undefined && request.id !== '') schedulerRequest.id = request.id;
+  if (request.parameters !== undefined) schedulerRequest.parameters = request.parameters;
+  if (requested.length > 0) schedulerRequest.requestedOutputs = requested.map((o) => o.name);
+  setSequenceFields(schedulerRequest, params);
   const onResponse = request.onResponse;
   if (onResponse !== undefined) {
     const prepared = { schedulerRequest, outputs, batched };
@@ -408,20 +411,15 @@ export function prepareRequest(
 }
 
 /** `sequence_id` / `sequence_start` / `sequence_end` as the correlation id and request flags. */
-function sequenceFields(params: Readonly<Record<string, ParameterValue>>): {
-  correlationId?: number | string;
-  flags?: number;
-} {
+function setSequenceFields(
+  target: { correlationId?: number | string; flags?: number },
+  params: Readonly<Record<string, ParameterValue>>,
+): void {
   const id = params.sequence_id;
+  if (typeof id === 'number' || typeof id === 'string') target.correlationId = id;
+  else if (typeof id === 'bigint') target.correlationId = id.toString();
   const flags = (params.sequence_start === true ? 1 : 0) | (params.sequence_end === true ? 2 : 0);
-  return {
-    ...(typeof id === 'number' || typeof id === 'string'
-      ? { correlationId: id }
-      : typeof id === 'bigint'
-        ? { correlationId: id.toString() }
-        : {}),
-    ...(flags !== 0 ? { flags } : {}),
-  };
+  if (flags !== 0) target.flags = flags;
 }
 
 /** Runs a validated request and builds the response. */
