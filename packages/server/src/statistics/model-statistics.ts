@@ -96,15 +96,17 @@ export interface FailureRecord {
   readonly reason: FailureReason;
 }
 
+// Counters are plain numbers while they are recorded (exact far beyond any count a process reaches,
+// 2^53) and bigint in snapshots: recording runs per request and a bigint operation allocates.
 class MutableDuration {
-  count = 0n;
+  count = 0;
   ns = 0n;
   add(ns: bigint): void {
-    this.count += 1n;
+    this.count += 1;
     this.ns += ns;
   }
   freeze(): DurationStat {
-    return { count: this.count, ns: this.ns };
+    return { count: BigInt(this.count), ns: this.ns };
   }
 }
 
@@ -114,7 +116,10 @@ class MutableBatchStat {
   readonly computeOutput = new MutableDuration();
 }
 
-const US = 1000n;
+/** Whole microseconds of a non-negative duration (exact: durations are far below 2^53 ns). */
+function wholeUs(ns: bigint): number {
+  return Math.trunc(Number(ns) / 1000);
+}
 
 /** Converts a non-negative duration to bigint ns, rejecting nonsense early. */
 function checkNs(value: bigint, field: string): bigint {
@@ -130,9 +135,9 @@ export class ModelStatistics {
   readonly name: string;
   readonly version: string;
 
-  private lastInferenceMs = 0n;
-  private inferenceCount = 0n;
-  private executionCount = 0n;
+  private lastInferenceMs = 0;
+  private inferenceCount = 0;
+  private executionCount = 0;
   private readonly success = new MutableDuration();
   private readonly fail = new MutableDuration();
   private readonly queue = new MutableDuration();
@@ -147,11 +152,11 @@ export class ModelStatistics {
     OTHER: 0n,
   };
   private pending = 0;
-  private usRequest = 0n;
-  private usQueue = 0n;
-  private usComputeInput = 0n;
-  private usComputeInfer = 0n;
-  private usComputeOutput = 0n;
+  private usRequest = 0;
+  private usQueue = 0;
+  private usComputeInput = 0;
+  private usComputeInfer = 0;
+  private usComputeOutput = 0;
   private readonly now: () => number;
 
   /**
@@ -178,13 +183,13 @@ export class ModelStatistics {
     this.computeInput.add(checkNs(computeInputNs, 'computeInputNs'));
     this.computeInfer.add(checkNs(computeInferNs, 'computeInferNs'));
     this.computeOutput.add(checkNs(computeOutputNs, 'computeOutputNs'));
-    this.inferenceCount += BigInt(record.batchSize);
-    this.usRequest += requestNs / US;
-    this.usQueue += queueNs / US;
-    this.usComputeInput += computeInputNs / US;
-    this.usComputeInfer += computeInferNs / US;
-    this.usComputeOutput += computeOutputNs / US;
-    this.lastInferenceMs = BigInt(Math.trunc(this.now()));
+    this.inferenceCount += record.batchSize;
+    this.usRequest += wholeUs(requestNs);
+    this.usQueue += wholeUs(queueNs);
+    this.usComputeInput += wholeUs(computeInputNs);
+    this.usComputeInfer += wholeUs(computeInferNs);
+    this.usComputeOutput += wholeUs(computeOutputNs);
+    this.lastInferenceMs = Math.trunc(this.now());
   }
 
   /** Records one request that failed (rejected, cancelled, backend error, or anything else). */
@@ -192,7 +197,7 @@ export class ModelStatistics {
     const requestNs = checkNs(record.requestNs, 'requestNs');
     this.fail.add(requestNs);
     this.failures[record.reason] += 1n;
-    this.lastInferenceMs = BigInt(Math.trunc(this.now()));
+    this.lastInferenceMs = Math.trunc(this.now());
   }
 
   /** Records one successful model execution of `batchSize` rows. */
@@ -208,7 +213,7 @@ export class ModelStatistics {
     stat.computeInput.add(checkNs(timings.computeInputNs, 'computeInputNs'));
     stat.computeInfer.add(checkNs(timings.computeInferNs, 'computeInferNs'));
     stat.computeOutput.add(checkNs(timings.computeOutputNs, 'computeOutputNs'));
-    this.executionCount += 1n;
+    this.executionCount += 1;
   }
 
   /** Adjusts the pending-request gauge (+1 when a request enters a scheduler, −1 when it leaves). */
@@ -235,9 +240,9 @@ export class ModelStatistics {
     return {
       name: this.name,
       version: this.version,
-      last_inference: this.lastInferenceMs,
-      inference_count: this.inferenceCount,
-      execution_count: this.executionCount,
+      last_inference: BigInt(this.lastInferenceMs),
+      inference_count: BigInt(this.inferenceCount),
+      execution_count: BigInt(this.executionCount),
       inference_stats: {
         success: this.success.freeze(),
         fail: this.fail.freeze(),
@@ -252,11 +257,11 @@ export class ModelStatistics {
       failuresByReason: { ...this.failures },
       pendingRequests: this.pending,
       durationsUs: {
-        request: this.usRequest,
-        queue: this.usQueue,
-        computeInput: this.usComputeInput,
-        computeInfer: this.usComputeInfer,
-        computeOutput: this.usComputeOutput,
+        request: BigInt(this.usRequest),
+        queue: BigInt(this.usQueue),
+        computeInput: BigInt(this.usComputeInput),
+        computeInfer: BigInt(this.usComputeInfer),
+        computeOutput: BigInt(this.usComputeOutput),
       },
     };
   }
