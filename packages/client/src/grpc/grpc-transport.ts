@@ -153,14 +153,15 @@ class PendingUnary implements CancellationListener {
   call: ClientUnaryCall | undefined;
   responded = false;
   readonly #timer: InferTimer | undefined;
-  /** The call's `metadata` listener. */
-  readonly onMetadata = (): void => {
-    this.responded = true;
-    if (this.#timer !== undefined) this.#timer.receiveStart = process.hrtime.bigint();
-  };
 
   constructor(timer: InferTimer | undefined) {
     this.#timer = timer;
+  }
+
+  /** The call's response metadata arrived. */
+  onMetadata(): void {
+    this.responded = true;
+    if (this.#timer !== undefined) this.#timer.receiveStart = process.hrtime.bigint();
   }
 
   onCallAbort(): void {
@@ -307,7 +308,8 @@ export class GrpcTransport implements Transport {
       // grpc-js serializes the request synchronously in makeUnaryRequest (the infer's send ends).
       if (ctx.timer !== undefined) ctx.timer.sendEnd = process.hrtime.bigint();
       pending.call = call;
-      call.on('metadata', pending.onMetadata);
+      // An inline listener (not a per-instance arrow field, which tsx's keepNames renames per call).
+      call.on('metadata', () => pending.onMetadata());
       cancellation.addListener(pending);
     });
   }

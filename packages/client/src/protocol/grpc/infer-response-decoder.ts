@@ -140,7 +140,8 @@ function readOutput(r: WireReader): InferOutputParts {
   let datatype = '';
   const shape: number[] = [];
   const parameters: Parameters = {};
-  const keys: string[] = [];
+  // The keys read so far (made on the first entry: most maps are empty).
+  let keys: string[] | undefined;
   while (r.pos < end) {
     const tag = r.tag();
     switch (tag) {
@@ -155,6 +156,7 @@ function readOutput(r: WireReader): InferOutputParts {
         readShape(r, tag % 8, shape);
         break;
       case 0x22:
+        keys ??= [];
         readParameterEntry(r, parameters, keys);
         break;
       default: {
@@ -174,7 +176,8 @@ function readResponse(r: WireReader, end: number): InferResponseParts {
   let modelVersion = '';
   let id = '';
   const parameters: Parameters = {};
-  const keys: string[] = [];
+  // The keys read so far (made on the first entry: most maps are empty).
+  let keys: string[] | undefined;
   const outputs: InferOutputParts[] = [];
   const raw: Uint8Array[] = [];
   while (r.pos < end) {
@@ -190,6 +193,7 @@ function readResponse(r: WireReader, end: number): InferResponseParts {
         id = r.ascii();
         break;
       case 0x22:
+        keys ??= [];
         readParameterEntry(r, parameters, keys);
         break;
       case 0x2a:
