@@ -45,8 +45,6 @@ interface Finished {
   readonly timings: ExecutionTimings;
 }
 
-const NO_DETACH = (): void => undefined;
-
 const ZERO_TIMINGS: ExecutionTimings = { computeInputNs: 0n, computeInferNs: 0n, computeOutputNs: 0n };
 
 /** See the module documentation. */
@@ -67,6 +65,8 @@ export class SchedulingEngine implements Scheduler {
   private issued = 0;
   private delivered = 0;
   private readonly held = new Map<number, Finished | undefined>();
+  /** Queued requests by their abort signal (see {@link attach}). */
+  private readonly waiting = new WeakMap<AbortSignal, Set<QueuedRequest>>();
 
   constructor(options: SchedulingEngineOptions) {
     if (options.instances.length === 0) {
@@ -112,7 +112,7 @@ export class SchedulingEngine implements Scheduler {
         timeoutAction: 'REJECT',
         resolve,
         reject,
-        detach: NO_DETACH,
+        timer: undefined,
         left: false,
       };
       const refused = this.queue.admit(entry);
@@ -154,33 +154,56 @@ export class SchedulingEngine implements Scheduler {
     return d > 0n ? d : 0n;
   }
 
-  /** Abort listener and REJECT-timeout timer for a queued request. */
+  /**
+   * Watches a waiting request: its signal (one `abort` listener per signal and engine, which fails
+   * every request of that signal still queued — a connection's signal serves all its requests, so
+   * this is not one listener per queued request) and its REJECT-timeout timer.
+   */
   private attach(entry: QueuedRequest): void {
     const signal = entry.request.signal;
-    let timer: NodeJS.Timeout | undefined;
-    const onAbort = (): void => {
-      if (this.queue.remove(entry)) this.failQueued(entry, SchedulerRejection.cancelled());
-    };
     if (entry.deadline !== undefined && entry.timeoutAction === 'REJECT') {
       const ms = Number(entry.deadline - entry.enqueuedAt) / 1e6;
-      timer = setTimeout(
+      entry.timer = setTimeout(
         () => {
           if (this.queue.remove(entry)) this.failQueued(entry, SchedulerRejection.timeoutExpired());
         },
         Math.max(0, Math.ceil(ms)),
       );
     }
-    signal?.addEventListener('abort', onAbort, { once: true });
-    entry.detach = () => {
-      signal?.removeEventListener('abort', onAbort);
-      if (timer !== undefined) clearTimeout(timer);
-    };
+    if (signal === undefined) return;
+    let waiting = this.waiting.get(signal);
+    if (waiting === undefined) {
+      const queued = new Set<QueuedRequest>();
+      waiting = queued;
+      this.waiting.set(signal, queued);
+      signal.addEventListener(
+        'abort',
+        () => {
+          for (const e of [...queued]) {
+            if (this.queue.remove(e)) this.failQueued(e, SchedulerRejection.cancelled());
+          }
+          queued.clear();
+        },
+        { once: true },
+      );
+    }
+    waiting.add(entry);
+  }
+
+  /** Stops watching a request that leaves the queue (see {@link attach}). */
+  private detach(entry: QueuedRequest): void {
+    entry.left = true;
+    if (entry.timer !== undefined) {
+      clearTimeout(entry.timer);
+      entry.timer = undefined;
+    }
+    const signal = entry.request.signal;
+    if (signal !== undefined) this.waiting.get(signal)?.delete(entry);
   }
 
   /** Fails a request that has already been removed from the queue. */
   private failQueued(entry: QueuedRequest, error: ServerError): void {
-    entry.left = true;
-    entry.detach();
+    this.detach(entry);
     this.stats.adjustPending(-1);
     this.recordFailure(entry.request, error);
     entry.reject(error);
@@ -250,8 +273,7 @@ export class SchedulingEngine implements Scheduler {
 
   /** Like {@link failQueued} but without re-dispatching (used inside dispatch). */
   private failQueuedQuiet(entry: QueuedRequest, error: ServerError): void {
-    entry.left = true;
-    entry.detach();
+    this.detach(entry);
     this.stats.adjustPending(-1);
     this.recordFailure(entry.request, error);
     entry.reject(error);
@@ -262,8 +284,7 @@ export class SchedulingEngine implements Scheduler {
     const seq = this.issued++;
     const start = this.clock();
     for (const e of entries) {
-      e.left = true;
-      e.detach();
+      this.detach(e);
       this.stats.adjustPending(-1);
     }
     if (instance.executeRequests !== undefined) {

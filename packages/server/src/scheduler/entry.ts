@@ -23,11 +23,11 @@ export interface QueuedRequest {
   /** Settles the caller's promise. */
   readonly resolve: (response: SchedulerResponse) => void;
   readonly reject: (error: ServerError) => void;
-  /** Removes abort listeners and timers (called once the request leaves the queue). */
-  detach: () => void;
+  /** The request's queue-timeout timer (`REJECT` with a deadline) while it waits. */
+  timer: NodeJS.Timeout | undefined;
   /**
    * Set once the request has left the queue (taken to run, or failed). A request taken as soon as
-   * it is admitted never gets abort listeners or timers.
+   * it is admitted is never watched for an abort and gets no timer.
    */
   left: boolean;
 }
