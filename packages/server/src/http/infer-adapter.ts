@@ -154,29 +154,81 @@ export function toInferReply(
  * The body of a response without an id whose outputs all go in the binary tail (the usual binary
  * request): the bytes `encodeInferResponse` writes for it (same members, same order), written
  * directly into one buffer with the tail instead of through its intermediate objects, JSON text,
- * UTF-8 copy and concatenation.
+ * UTF-8 copy and concatenation; the header's bytes are reused while a model's responses repeat it.
  */
 function encodeBinaryResponse(response: CoreInferResponse): { body: Uint8Array; headerLength: number } {
-  let header = `{"model_name":${JSON.stringify(response.modelName)},"model_version":${JSON.stringify(response.modelVersion)},"outputs":[`;
-  const tails = new Array<Uint8Array>(response.outputs.length);
+  const outputs = response.outputs;
+  const tails = new Array<Uint8Array>(outputs.length);
   let tailBytes = 0;
   for (let i = 0; i < tails.length; i++) {
-    const t = (response.outputs[i] as CoreInferOutput).tensor;
+    const t = (outputs[i] as CoreInferOutput).tensor;
     const raw = tensorDataToBytes(t.datatype, t.data);
     tails[i] = raw;
     tailBytes += raw.byteLength;
-    header += `${i > 0 ? ',' : ''}{"name":${JSON.stringify(t.name)},"datatype":${JSON.stringify(t.datatype)},"shape":[${t.shape.join(',')}],"parameters":{"binary_data_size":${raw.byteLength}}}`;
   }
-  header += ']}';
-  const headerLength = Buffer.byteLength(header);
-  const body = Buffer.allocUnsafe(headerLength + tailBytes);
-  body.write(header, 0, 'utf8');
-  let at = headerLength;
+  const header = binaryHeader(response, tails);
+  const body = Buffer.allocUnsafe(header.byteLength + tailBytes);
+  body.set(header, 0);
+  let at = header.byteLength;
   for (const raw of tails) {
     body.set(raw, at);
     at += raw.byteLength;
   }
-  return { body, headerLength };
+  return { body, headerLength: header.byteLength };
+}
+
+/** The last binary-only header of a model, and what it was written from. */
+interface CachedHeader {
+  readonly modelVersion: string;
+  readonly names: readonly string[];
+  readonly datatypes: readonly string[];
+  readonly shapes: readonly (readonly number[])[];
+  readonly sizes: readonly number[];
+  readonly bytes: Buffer;
+}
+
+/** By model name; a model's responses usually repeat their header (same outputs, shapes, sizes). */
+const cachedHeaders = new Map<string, CachedHeader>();
+const CACHED_HEADERS_MAX = 256;
+
+function sameHeader(c: CachedHeader, response: CoreInferResponse, tails: readonly Uint8Array[]): boolean {
+  if (c.modelVersion !== response.modelVersion || c.names.length !== tails.length) return false;
+  for (let i = 0; i < tails.length; i++) {
+    const t = (response.outputs[i] as CoreInferOutput).tensor;
+    const shape = c.shapes[i] as readonly number[];
+    if (
+      c.names[i] !== t.name ||
+      c.datatypes[i] !== t.datatype ||
+      c.sizes[i] !== (tails[i] as Uint8Array).byteLength ||
+      shape.length !== t.shape.length
+    )
+      return false;
+    for (let d = 0; d < shape.length; d++) if (shape[d] !== t.shape[d]) return false;
+  }
+  return true;
+}
+
+/** The JSON header of a binary-only response as UTF-8, from the model's cache when it repeats. */
+function binaryHeader(response: CoreInferResponse, tails: readonly Uint8Array[]): Buffer {
+  const cached = cachedHeaders.get(response.modelName);
+  if (cached !== undefined && sameHeader(cached, response, tails)) return cached.bytes;
+  let header = `{"model_name":${JSON.stringify(response.modelName)},"model_version":${JSON.stringify(response.modelVersion)},"outputs":[`;
+  for (let i = 0; i < tails.length; i++) {
+    const t = (response.outputs[i] as CoreInferOutput).tensor;
+    header += `${i > 0 ? ',' : ''}{"name":${JSON.stringify(t.name)},"datatype":${JSON.stringify(t.datatype)},"shape":[${t.shape.join(',')}],"parameters":{"binary_data_size":${(tails[i] as Uint8Array).byteLength}}}`;
+  }
+  header += ']}';
+  const bytes = Buffer.from(header, 'utf8');
+  if (cachedHeaders.size >= CACHED_HEADERS_MAX && cached === undefined) cachedHeaders.clear();
+  cachedHeaders.set(response.modelName, {
+    modelVersion: response.modelVersion,
+    names: response.outputs.map((o) => o.tensor.name),
+    datatypes: response.outputs.map((o) => o.tensor.datatype),
+    shapes: response.outputs.map((o) => [...o.tensor.shape]),
+    sizes: tails.map((t) => t.byteLength),
+    bytes,
+  });
+  return bytes;
 }
 
 /** Any other response, through the codec. */

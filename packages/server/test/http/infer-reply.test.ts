@@ -2,7 +2,8 @@
  * The infer reply of a binary-only response is written directly (infer-adapter.ts's fast path):
  * its bytes must be exactly what the shared codec's `encodeInferResponse` writes, for every kind of
  * output; responses the fast path does not take (an id, JSON outputs, no outputs) go through the
- * codec unchanged.
+ * codec unchanged. The header bytes a model's responses repeat are reused: a change of shape, size,
+ * outputs or version must never send a stale header.
  */
 import { describe, expect, it } from 'vitest';
 
@@ -44,6 +45,38 @@ describe('infer reply of binary outputs', () => {
       expect(Buffer.from(reply.body as Uint8Array).equals(Buffer.from(expected.body))).toBe(true);
       expect(reply.headers?.['Inference-Header-Content-Length']).toBe(expected.headerLength);
       expect(reply.headers?.['Content-Type']).toBe('application/octet-stream');
+    }
+  });
+
+  it('stays exact when the responses of a model change shape, size, outputs or version', async () => {
+    const int = (name: string, shape: number[]): Tensor => ({
+      name,
+      datatype: 'INT32',
+      shape,
+      data: new Int32Array(shape.reduce((a, b) => a * b, 1)),
+    });
+    const sequence: [string, Tensor[]][] = [
+      ['1', [int('A', [1, 4]), int('B', [1, 4])]],
+      ['1', [int('A', [1, 4]), int('B', [1, 4])]],
+      ['1', [int('A', [2, 4]), int('B', [2, 4])]],
+      ['1', [int('A', [1, 4])]],
+      ['1', [int('B', [1, 4]), int('A', [1, 4])]],
+      ['2', [int('B', [1, 4]), int('A', [1, 4])]],
+      ['2', [{ ...int('B', [1, 4]), datatype: 'FP32', data: new Float32Array(4) }, int('A', [1, 4])]],
+      ['2', [int('B', [4, 1]), int('A', [1, 4])]],
+      ['2', [int('B', [1, 4]), int('A', [1, 4])]],
+    ];
+    for (const [version, outputs] of sequence) {
+      const reply = await toInferReply({ ...response(outputs), modelVersion: version }, raw, undefined);
+      const expected = encodeInferResponse({
+        modelName: 'mödel "x"',
+        modelVersion: version,
+        outputs: outputs.map((tensor) => ({ tensor, binary: true })),
+      });
+      expect(Buffer.from(reply.body as Uint8Array).toString('latin1')).toBe(
+        Buffer.from(expected.body).toString('latin1'),
+      );
+      expect(reply.headers?.['Inference-Header-Content-Length']).toBe(expected.headerLength);
     }
   });
 
