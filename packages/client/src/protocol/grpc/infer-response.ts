@@ -9,6 +9,7 @@ import { isDatatype } from '../datatypes.js';
 import { ProtocolError } from '../errors.js';
 import type { InferResponseMessage } from '../infer-response.js';
 import type { InferResponse, InferResponseOutput } from '../message.js';
+import type { Parameters } from '../wire.js';
 import { tensorDataFromBytes, tensorDataToBytes } from '../raw.js';
 import { elementCount } from '../tensor.js';
 import { fromTensorContents } from './contents.js';
@@ -127,11 +128,24 @@ export function fromInferResponseParts(response: InferResponseParts): InferRespo
     }
     return { name: o.name, datatype, shape, data: undefined, parameters };
   });
-  return {
-    modelName: response.modelName,
-    ...(response.modelVersion === '' ? {} : { modelVersion: response.modelVersion }),
-    ...(response.id === '' ? {} : { id: response.id }),
-    parameters: response.parameters,
-    outputs,
-  };
+  return responseOf(response.modelName, response.modelVersion, response.id, response.parameters, outputs);
+}
+
+/**
+ * The response object, without `modelVersion` / `id` when empty (keys in this order; written out
+ * rather than spread, which allocates a temporary object per optional key).
+ */
+function responseOf(
+  modelName: string,
+  modelVersion: string,
+  id: string,
+  parameters: Parameters,
+  outputs: InferResponseOutput[],
+): InferResponse {
+  if (modelVersion !== '') {
+    return id !== ''
+      ? { modelName, modelVersion, id, parameters, outputs }
+      : { modelName, modelVersion, parameters, outputs };
+  }
+  return id !== '' ? { modelName, id, parameters, outputs } : { modelName, parameters, outputs };
 }
