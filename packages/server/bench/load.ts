@@ -1,8 +1,20 @@
 /**
- * Bench helper: a closed-loop HTTP load generator speaking the binary tensor extension directly over
- * `node:http` keep-alive connections (one per concurrent client), recording per-request latency.
+ * Bench helper: a closed-loop HTTP load generator speaking the binary tensor extension over
+ * keep-alive connections (one per concurrent client), recording per-request latency. Two clients
+ * (`BENCH_LOAD`): `raw` (the default), pre-encoded request bytes over a `net` socket
+ * (`raw-http-client.ts`), or `node`, `node:http`'s client (what every figure before 2026-11-26 06:00
+ * UTC used; it costs several times more CPU per request, taken from the cores the server shares).
  */
 import http from 'node:http';
+
+import { RawHttpConnection, encodeInferPost } from './raw-http-client.js';
+
+/** The load generator's HTTP client: `BENCH_LOAD` = `raw` (default) or `node`. */
+export function loadClient(): 'raw' | 'node' {
+  const v = process.env.BENCH_LOAD ?? 'raw';
+  if (v !== 'raw' && v !== 'node') throw new Error(`BENCH_LOAD must be raw or node, not '${v}'`);
+  return v;
+}
 
 /** One binary infer request body for a single FP32 input. */
 export interface InferBody {
@@ -155,6 +167,8 @@ export async function runLoad(options: {
 }): Promise<LoadResult> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: options.concurrency });
   const path = `/v2/models/${options.model}/infer`;
+  const raw = loadClient() === 'raw';
+  const fixedParts = encodeInferPost(options.port, path, options.body.body, options.body.headerLength);
   const latencies: number[] = [];
   const makeBodyMs: number[] = [];
   const makeBody = options.makeBody;
@@ -171,6 +185,7 @@ export async function runLoad(options: {
         ];
   // Closed loop; a request counts when it completes inside the measured window.
   const worker = async (): Promise<void> => {
+    const connection = raw ? new RawHttpConnection(options.port) : undefined;
     while (performance.now() < stopAt) {
       const t0 = performance.now();
       let status: number;
@@ -178,7 +193,14 @@ export async function runLoad(options: {
       try {
         const body = makeBody === undefined ? options.body : await makeBody();
         built = performance.now();
-        status = await post(agent, options.port, path, body);
+        if (connection === undefined) status = await post(agent, options.port, path, body);
+        else {
+          const parts =
+            makeBody === undefined
+              ? fixedParts
+              : encodeInferPost(options.port, path, body.body, body.headerLength);
+          status = (await connection.request(parts)).status;
+        }
       } catch {
         status = 0;
       }
@@ -191,6 +213,7 @@ export async function runLoad(options: {
         } else errors += 1;
       }
     }
+    connection?.close();
   };
   await Promise.all(Array.from({ length: options.concurrency }, worker));
   timers.forEach(clearTimeout);
