@@ -47,6 +47,13 @@ interface Finished {
 
 const ZERO_TIMINGS: ExecutionTimings = { computeInputNs: 0n, computeInferNs: 0n, computeOutputNs: 0n };
 
+/**
+ * Queued requests by their abort signal, with the engine holding each, for every engine: a signal
+ * (an HTTP connection's) outlives the engines of reloaded versions, so it gets one `abort` listener
+ * that holds no engine, rather than one per engine (which would keep every retired engine).
+ */
+const waitingBySignal = new WeakMap<AbortSignal, Map<QueuedRequest, SchedulingEngine>>();
+
 /** See the module documentation. */
 export class SchedulingEngine implements Scheduler {
   private readonly queue: SchedulingQueue;
@@ -65,8 +72,6 @@ export class SchedulingEngine implements Scheduler {
   private issued = 0;
   private delivered = 0;
   private readonly held = new Map<number, Finished | undefined>();
-  /** Queued requests by their abort signal (see {@link attach}). */
-  private readonly waiting = new WeakMap<AbortSignal, Set<QueuedRequest>>();
 
   constructor(options: SchedulingEngineOptions) {
     if (options.instances.length === 0) {
@@ -155,8 +160,8 @@ export class SchedulingEngine implements Scheduler {
   }
 
   /**
-   * Watches a waiting request: its signal (one `abort` listener per signal and engine, which fails
-   * every request of that signal still queued — a connection's signal serves all its requests, so
+   * Watches a waiting request: its signal (one `abort` listener per signal, which fails every request
+   * of that signal still queued in any engine — a connection's signal serves all its requests, so
    * this is not one listener per queued request) and its REJECT-timeout timer.
    */
   private attach(entry: QueuedRequest): void {
@@ -171,23 +176,22 @@ export class SchedulingEngine implements Scheduler {
       );
     }
     if (signal === undefined) return;
-    let waiting = this.waiting.get(signal);
+    let waiting = waitingBySignal.get(signal);
     if (waiting === undefined) {
-      const queued = new Set<QueuedRequest>();
+      const queued = new Map<QueuedRequest, SchedulingEngine>();
       waiting = queued;
-      this.waiting.set(signal, queued);
-      signal.addEventListener(
-        'abort',
-        () => {
-          for (const e of [...queued]) {
-            if (this.queue.remove(e)) this.failQueued(e, SchedulerRejection.cancelled());
-          }
-          queued.clear();
-        },
-        { once: true },
-      );
+      waitingBySignal.set(signal, queued);
+      signal.addEventListener('abort', () => SchedulingEngine.cancelWaiting(queued), { once: true });
     }
-    waiting.add(entry);
+    waiting.set(entry, this);
+  }
+
+  /** Fails the requests of an aborted signal that are still queued (see {@link attach}). */
+  private static cancelWaiting(queued: Map<QueuedRequest, SchedulingEngine>): void {
+    for (const [e, engine] of [...queued]) {
+      if (engine.queue.remove(e)) engine.failQueued(e, SchedulerRejection.cancelled());
+    }
+    queued.clear();
   }
 
   /** Stops watching a request that leaves the queue (see {@link attach}). */
@@ -198,7 +202,7 @@ export class SchedulingEngine implements Scheduler {
       entry.timer = undefined;
     }
     const signal = entry.request.signal;
-    if (signal !== undefined) this.waiting.get(signal)?.delete(entry);
+    if (signal !== undefined) waitingBySignal.get(signal)?.delete(entry);
   }
 
   /** Fails a request that has already been removed from the queue. */

@@ -1,3 +1,5 @@
+import { getEventListeners } from 'node:events';
+
 import { describe, expect, it } from 'vitest';
 
 import { ServerError } from '../../src/core/errors.js';
@@ -79,6 +81,33 @@ describe('default scheduler', () => {
     expect(snap.failuresByReason.CANCELED).toBe(1n);
     expect(snap.inference_stats.fail.count).toBe(1n);
     expect(snap.inference_stats.success.count).toBe(1n);
+  });
+
+  it('serves many requests of one long-lived signal (a keep-alive connection), across model reloads, with one abort listener', async () => {
+    // A connection's signal outlives the schedulers of the versions it used (a reload retires one):
+    // the retired ones must not stay on it, and its queued requests are still cancelled on abort.
+    const controller = new AbortController();
+    for (let reload = 0; reload < 5; reload++) {
+      const { model, scheduler } = setup(1);
+      const first = scheduler.enqueue(int32Request(1, 1, { signal: controller.signal }));
+      const queued = scheduler.enqueue(int32Request(2, 1, { signal: controller.signal }));
+      await model.waitForStarted(1);
+      model.started[0]?.release();
+      await model.waitForStarted(2);
+      model.started[1]?.release();
+      await Promise.all([first, queued]);
+      await scheduler.drain();
+    }
+    expect(getEventListeners(controller.signal, 'abort').length).toBeLessThanOrEqual(1);
+    const { model, scheduler } = setup(1);
+    const running = scheduler.enqueue(int32Request(1, 1, { signal: controller.signal }));
+    const waiting = [2, 3].map((b) => scheduler.enqueue(int32Request(b, 1, { signal: controller.signal })));
+    await model.waitForStarted(1);
+    controller.abort();
+    for (const w of waiting) await expect(w).rejects.toMatchObject({ kind: 'CANCELLED' });
+    model.started[0]?.release();
+    await running;
+    expect(model.started).toHaveLength(1);
   });
 
   it('fails every request of an execution the backend fails, as INTERNAL with its message', async () => {
