@@ -1,9 +1,10 @@
 /**
  * Per model-version inference statistics, accounted exactly as Triton's statistics extension does.
  *
- * - `success` / `fail`: one count per request, duration = request end − request arrival.
+ * - `success` / `fail`: one count per request, duration = request end − request start (when the
+ *   core starts it, as Triton's `request_start_ns`; not when its bytes arrived).
  * - `queue`: one count per successful request (Triton includes cache hits; perf_analyzer looks for
- *   the version whose `queue.count` grew), duration = time from arrival to the start of its execution.
+ *   the version whose `queue.count` grew), duration = time from its enqueueing to the start of its execution.
  * - `compute_input` / `compute_infer` / `compute_output`: one count per successful request; every
  *   request of a batch is charged the whole batch's durations.
  * - `inference_count`: batch rows of successful requests; `execution_count`: successful model
