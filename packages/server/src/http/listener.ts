@@ -43,7 +43,9 @@ function connectionSignal(socket: Socket): AbortSignal {
     // Every queued request of a pipelining client listens to it: no listener-count warning.
     setMaxListeners(0, signal);
     connectionSignals.set(socket, signal);
-    socket.once('close', () => controller.abort());
+    // A socket already gone (its close event passed) aborts at once.
+    if (socket.destroyed) controller.abort();
+    else socket.once('close', () => controller.abort());
   }
   return signal;
 }
