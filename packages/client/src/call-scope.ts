@@ -11,9 +11,105 @@ import type { InferTimer } from './infer-stat.js';
 import type { QueryParams } from './query-params.js';
 import type { Cancellation, CancellationListener, TransportContext } from './transport.js';
 
-function onTimeout(scope: CallScope): void {
-  scope.timeOut();
+/**
+ * The calls whose timeout is `timeoutMs`, in the order they started, so in the order their
+ * deadlines fall (on the monotonic clock), sharing one timer armed for the earliest: a call links
+ * and unlinks itself (no timer made or cleared per call). While the queue has calls its timer is
+ * ref'd (it keeps the process alive, as a timer per call did); once empty it is unref'd, and when
+ * it then fires with nothing due it is dropped.
+ */
+class DeadlineQueue {
+  readonly timeoutMs: number;
+  head: CallScope | undefined = undefined;
+  tail: CallScope | undefined = undefined;
+  timer: ReturnType<typeof setTimeout> | undefined = undefined;
+
+  constructor(timeoutMs: number) {
+    this.timeoutMs = timeoutMs;
+  }
+
+  add(scope: CallScope): void {
+    const tail = this.tail;
+    scope.prev = tail;
+    scope.next = undefined;
+    if (tail === undefined) this.head = scope;
+    else tail.next = scope;
+    this.tail = scope;
+    if (this.timer === undefined) this.timer = setTimeout(fireQueue, this.timeoutMs, this);
+    else if (tail === undefined) this.timer.ref();
+  }
+
+  remove(scope: CallScope): void {
+    const { prev, next } = scope;
+    if (prev === undefined) this.head = next;
+    else prev.next = next;
+    if (next === undefined) this.tail = prev;
+    else next.prev = prev;
+    scope.prev = undefined;
+    scope.next = undefined;
+    if (this.head === undefined) this.timer?.unref();
+  }
+
+  /** The timer fired: times out every call that is due, then re-arms for the next (or drops the timer). */
+  fire(): void {
+    // `timer` stays the fired timer during the loop: a call started by a timeout listener only links itself.
+    const now = performance.now();
+    for (let scope = this.head; scope !== undefined && scope.due <= now; scope = this.head) {
+      this.remove(scope);
+      scope.queue = undefined;
+      scope.timeOut();
+    }
+    this.timer = undefined;
+    const head = this.head;
+    if (head === undefined) {
+      if (queues.get(this.timeoutMs) === this) queues.delete(this.timeoutMs);
+      return;
+    }
+    // Never early: a timer may fire up to a millisecond before the monotonic clock reaches `due`.
+    this.timer = setTimeout(fireQueue, Math.max(1, Math.ceil(head.due - now)), this);
+  }
 }
+
+function fireQueue(queue: DeadlineQueue): void {
+  queue.fire();
+}
+
+/** One deadline queue per timeout value in use (a client has one default timeout). */
+const queues = new Map<number, DeadlineQueue>();
+
+function queueFor(timeoutMs: number): DeadlineQueue {
+  let queue = queues.get(timeoutMs);
+  if (queue === undefined) {
+    queue = new DeadlineQueue(timeoutMs);
+    queues.set(timeoutMs, queue);
+  }
+  return queue;
+}
+
+/** The deadline timers in use (for tests): per timeout value, the calls waiting and whether a timer is armed and ref'd. */
+export function deadlineTimers(): { timeoutMs: number; calls: number; armed: boolean; refed: boolean }[] {
+  const out: { timeoutMs: number; calls: number; armed: boolean; refed: boolean }[] = [];
+  for (const queue of queues.values()) {
+    let calls = 0;
+    for (let s = queue.head; s !== undefined; s = s.next) calls++;
+    out.push({
+      timeoutMs: queue.timeoutMs,
+      calls,
+      armed: queue.timer !== undefined,
+      refed: queue.timer?.hasRef() ?? false,
+    });
+  }
+  return out;
+}
+
+/** The context's `signal`: the scope's, made on first read. */
+const SIGNAL_PROPERTY: PropertyDescriptor = {
+  get(this: { readonly cancellation: CallScope }): AbortSignal {
+    return this.cancellation.signal;
+  },
+  enumerable: true,
+  configurable: true,
+};
 
 /**
  * One call's cancellation (timeout or user abort), readable as a lazily made `AbortSignal` or
@@ -34,7 +130,13 @@ export class CallScope implements Cancellation {
   #timedOut = false;
   #controller: AbortController | undefined;
   #listeners: CancellationListener[] | undefined;
-  #timeout: ReturnType<typeof setTimeout> | undefined;
+  /** The deadline queue this call waits in (none without a timeout, or once timed out or disposed). */
+  queue: DeadlineQueue | undefined = undefined;
+  /** When the call times out, on the monotonic clock (`performance.now()`). */
+  due = 0;
+  /** Neighbours in {@link CallScope.queue}. */
+  prev: CallScope | undefined = undefined;
+  next: CallScope | undefined = undefined;
 
   constructor(
     headers: Readonly<Record<string, string>>,
@@ -48,22 +150,18 @@ export class CallScope implements Cancellation {
     let deadline: number | undefined;
     // 0 or Infinity: no deadline (the Python client's `None`).
     if (timeoutMs > 0 && Number.isFinite(timeoutMs)) {
-      this.#timeout = setTimeout(onTimeout, timeoutMs, this);
+      this.due = performance.now() + timeoutMs;
       deadline = Date.now() + timeoutMs;
+      const queue = queueFor(timeoutMs);
+      this.queue = queue;
+      queue.add(this);
     }
     userSignal?.addEventListener('abort', this, { once: true });
-    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the context's signal getter reads the scope
-    const scope = this;
-    this.context = {
-      headers,
-      queryParams,
-      deadline,
-      timer,
-      cancellation: this,
-      get signal(): AbortSignal {
-        return scope.signal;
-      },
-    };
+    const context = { headers, queryParams, deadline, timer, cancellation: this };
+    // An own, enumerable getter (a wrapper may spread the context), defined with one shared
+    // descriptor: a getter in an object literal would make each context a dictionary-mode object.
+    Object.defineProperty(context, 'signal', SIGNAL_PROPERTY);
+    this.context = context as typeof context & { readonly signal: AbortSignal };
   }
 
   /** Fires on user abort or timeout; made on first use. */
@@ -133,7 +231,11 @@ export class CallScope implements Cancellation {
 
   /** Stops the timer and the user-signal listener (the call is over). */
   dispose(): void {
-    clearTimeout(this.#timeout);
+    const queue = this.queue;
+    if (queue !== undefined) {
+      this.queue = undefined;
+      queue.remove(this);
+    }
     this.userSignal?.removeEventListener('abort', this);
   }
 }
