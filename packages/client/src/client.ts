@@ -5,6 +5,7 @@
  */
 import type {
   CudaSharedMemoryRegion,
+  InferCall,
   InferenceStatistics,
   LoadModelOptions,
   LogSettings,
@@ -30,7 +31,7 @@ import {
 } from './options.js';
 import type { CompressionAlgorithm } from './protocol/compression.js';
 import type { InferInput, InferRequestOptions } from './protocol/infer-request.js';
-import { splitRequestOptions } from './protocol/message.js';
+import { splitRequestOptions, type InferResponse } from './protocol/message.js';
 import { backoffDelay, isRetryable, sleep, type BackoffPolicy } from './retry.js';
 import { CallScope } from './call-scope.js';
 import type { Transport, TransportContext } from './transport.js';
@@ -65,6 +66,48 @@ function checkRawBinaryRequest(inputs: readonly InferInput[], options: InferOpti
   if (needJson.length > 0) {
     throw new TritonInvalidArgumentError(`a raw binary request cannot carry ${needJson.join(', ')}`);
   }
+}
+
+/** The options of an infer call given none. */
+const NO_INFER_OPTIONS: InferOptions = Object.freeze({});
+
+/** The neutral request options and HTTP hints of an infer call given none (shared: transports only read them). */
+const NO_SPLIT = (() => {
+  const { request, http } = splitRequestOptions({});
+  return { request: Object.freeze(request), http: Object.freeze(http) };
+})();
+
+/**
+ * The transport's view of an infer call, made once per call (retries send the same).
+ * @throws TritonInvalidArgumentError for a raw binary request that cannot carry the options.
+ */
+function inferCallOf(
+  modelName: string,
+  inputs: readonly InferInput[],
+  options: InferOptions | undefined,
+): InferCall {
+  if (options === undefined) {
+    return {
+      modelName,
+      modelVersion: '',
+      inputs,
+      request: NO_SPLIT.request,
+      requestCompression: undefined,
+      responseCompression: undefined,
+      http: NO_SPLIT.http,
+    };
+  }
+  if (options.rawBinaryRequest === true) checkRawBinaryRequest(inputs, options);
+  const { request, http } = splitRequestOptions(options);
+  return {
+    modelName,
+    modelVersion: versionString(options.modelVersion),
+    inputs,
+    request,
+    requestCompression: options.requestCompression,
+    responseCompression: options.responseCompression,
+    http: options.rawBinaryRequest === true ? { ...http, rawBinaryRequest: true } : http,
+  };
 }
 
 const DEFAULT_TIMEOUT_MS = 60_000;
@@ -148,13 +191,11 @@ export class TritonClient {
     }
   }
 
-  async #call<T>(
-    operation: string,
-    retryable: boolean,
-    options: CallOptions,
-    run: (ctx: TransportContext) => Promise<T>,
-    inferTimer?: InferTimer,
-  ): Promise<T> {
+  /**
+   * Opens a call: checks that the client is open, merges headers (running the plugin) and query
+   * parameters, refuses an already aborted signal, and starts the call's timeout.
+   */
+  #open(operation: string, options: CallOptions, inferTimer: InferTimer | undefined): CallScope {
     if (this.#closed) throw new TritonInvalidArgumentError('the client is closed');
     let headers = this.#headers;
     if (options.headers !== undefined || this.#plugin !== undefined) {
@@ -165,8 +206,7 @@ export class TritonClient {
     }
     const userSignal = options.signal;
     if (userSignal?.aborted === true) throw new TritonAbortError({ cause: userSignal.reason });
-
-    const scope = new CallScope(
+    return new CallScope(
       headers,
       options.queryParams === undefined
         ? this.#queryParams
@@ -175,6 +215,16 @@ export class TritonClient {
       userSignal,
       inferTimer,
     );
+  }
+
+  async #call<T>(
+    operation: string,
+    retryable: boolean,
+    options: CallOptions,
+    run: (ctx: TransportContext) => Promise<T>,
+    inferTimer?: InferTimer,
+  ): Promise<T> {
+    const scope = this.#open(operation, options, inferTimer);
     const maxRetries = retryable ? (options.maxRetries ?? this.#maxRetries) : 0;
     const debug = this.#logger !== silentLogger;
     try {
@@ -399,34 +449,53 @@ export class TritonClient {
    * typed-array data where it lies (as `socket.write` does), after `infer` has returned, and again
    * on a retry. gRPC copies the data into the protobuf message.
    */
-  async infer(
-    modelName: string,
-    inputs: readonly InferInput[],
-    options: InferOptions = {},
-  ): Promise<InferResult> {
+  infer(modelName: string, inputs: readonly InferInput[], options?: InferOptions): Promise<InferResult> {
     const start = process.hrtime.bigint();
-    if (options.rawBinaryRequest === true) checkRawBinaryRequest(inputs, options);
-    const { request, http } = splitRequestOptions(options);
     const timer: InferTimer = { sendStart: start, sendEnd: 0n, receiveStart: 0n };
-    const response = await this.#call(
-      'infer',
-      options.retry === true,
-      options,
-      (ctx) =>
-        this.transport.infer(
-          {
-            modelName,
-            modelVersion: versionString(options.modelVersion),
-            inputs,
-            request,
-            requestCompression: options.requestCompression,
-            responseCompression: options.responseCompression,
-            http: { ...http, ...(options.rawBinaryRequest === true ? { rawBinaryRequest: true } : {}) },
-          },
-          ctx,
-        ),
-      timer,
+    let call: InferCall;
+    let scope: CallScope;
+    const opts = options ?? NO_INFER_OPTIONS;
+    try {
+      call = inferCallOf(modelName, inputs, options);
+      if (opts.retry === true) {
+        return this.#call('infer', true, opts, (ctx) => this.transport.infer(call, ctx), timer).then(
+          (response) => this.#inferred(response, start, timer),
+        );
+      }
+      // No retries: one attempt, without the async layers of #call.
+      scope = this.#open('infer', opts, timer);
+    } catch (error) {
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    }
+    const started = this.#logger === silentLogger ? 0 : performance.now();
+    let pending: Promise<InferResponse>;
+    try {
+      pending = this.transport.infer(call, scope.context);
+    } catch (raw) {
+      pending = Promise.reject(raw instanceof Error ? raw : new Error(String(raw)));
+    }
+    return pending.then(
+      (response) => {
+        scope.dispose();
+        if (this.#logger !== silentLogger) {
+          this.#logger.debug('triton call', {
+            operation: 'infer',
+            attempt: 0,
+            ms: performance.now() - started,
+          });
+        }
+        return this.#inferred(response, start, timer);
+      },
+      (raw: unknown) => {
+        const error = scope.classify(raw);
+        scope.dispose();
+        throw error;
+      },
     );
+  }
+
+  /** The result of a successful inference, counted in {@link TritonClient.inferStat}. */
+  #inferred(response: InferResponse, start: bigint, timer: InferTimer): InferResult {
     const result = new InferResult(response);
     this.#inferStat.record(start, timer, process.hrtime.bigint());
     return result;
