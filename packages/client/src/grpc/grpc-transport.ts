@@ -64,7 +64,7 @@ import {
   traceSettingsToGrpc,
 } from './convert.js';
 import { channelOptionsFor, type GrpcTransportOptions } from './options.js';
-import { metadataFromHeaders } from './metadata.js';
+import { callMetadata } from './metadata.js';
 import {
   GrpcInferStream,
   type StreamInferOptions,
@@ -265,7 +265,7 @@ export class GrpcTransport implements Transport {
     compression: CompressionAlgorithm | undefined,
     finish: (response: T) => R,
   ): Promise<R> {
-    const metadata = metadataFromHeaders(ctx.headers);
+    const metadata = callMetadata(ctx.headers);
     const callOptions: GrpcCallOptions = ctx.deadline !== undefined ? { deadline: ctx.deadline } : NO_OPTIONS;
     const cancellation = cancellationOf(ctx);
     return new Promise<R>((resolve, reject) => {

@@ -29,6 +29,28 @@ const NOT_METADATA = new Set([
  * @throws TritonInvalidArgumentError for a key gRPC does not allow.
  */
 export function metadataFromHeaders(headers: Readonly<Record<string, string>>): Metadata {
+  return fromHeaders(headers);
+}
+
+/**
+ * {@link metadataFromHeaders} for a call handed to grpc-js, which copies a call's metadata before it
+ * adds to it: a client's own headers are one frozen object, reused by every call that adds none,
+ * and their metadata is made once.
+ */
+export function callMetadata(headers: Readonly<Record<string, string>>): Metadata {
+  if (!Object.isFrozen(headers)) return fromHeaders(headers);
+  let metadata = sharedMetadata.get(headers);
+  if (metadata === undefined) {
+    metadata = fromHeaders(headers);
+    sharedMetadata.set(headers, metadata);
+  }
+  return metadata;
+}
+
+/** The metadata of frozen header objects (a client's defaults), for {@link callMetadata}. */
+const sharedMetadata = new WeakMap<Readonly<Record<string, string>>, Metadata>();
+
+function fromHeaders(headers: Readonly<Record<string, string>>): Metadata {
   const metadata = new Metadata();
   // Most calls carry no headers.
   if (Object.keys(headers).length === 0) return metadata;
