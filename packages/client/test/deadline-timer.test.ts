@@ -48,10 +48,11 @@ describe('shared deadline timers', () => {
       // Generous on a shared machine, but well before the next deadline group would have fired it.
       expect(ms).toBeLessThan(timeoutMs + 1000);
     }
-    // The shortest ones came back first.
-    const order = [...outcomes].sort((a, b) => a.ms - b.ms).map((o) => o.timeoutMs);
-    expect(order.slice(0, 3)).toEqual([100, 100, 100]);
-    expect(order.slice(-2)).toEqual([300, 300]);
+    // The shorter ones came back first (ties allowed: a stalled event loop may fire groups together).
+    const settled = (timeoutMs: number): number[] =>
+      outcomes.filter((o) => o.timeoutMs === timeoutMs).map((o) => o.ms);
+    expect(Math.max(...settled(100))).toBeLessThanOrEqual(Math.min(...settled(200)));
+    expect(Math.max(...settled(200))).toBeLessThanOrEqual(Math.min(...settled(300)));
     expect(waiting()).toEqual({ calls: 0, refed: false });
   });
 
