@@ -31,6 +31,17 @@ import { toModelInferRequest, type GrpcInferCall } from './infer-request.js';
 /** Field 7 (`raw_input_contents`), wire type 2 (length-delimited): `(7 << 3) | 2`. */
 const RAW_INPUT_CONTENTS_TAG = 0x3a;
 
+/** Writes each entry as a `raw_input_contents` field at `offset`; returns the offset after them. */
+function writeRawInputContents(out: Buffer, offset: number, raw: readonly Uint8Array[]): number {
+  for (const entry of raw) {
+    out[offset++] = RAW_INPUT_CONTENTS_TAG;
+    offset = writeVarint(out, offset, entry.byteLength);
+    out.set(entry, offset);
+    offset += entry.byteLength;
+  }
+  return offset;
+}
+
 /** Bytes of the varint encoding of `n` (0 ≤ n < 2^53). */
 function varintSize(n: number): number {
   let size = 1;
@@ -69,13 +80,7 @@ export function encodeModelInferRequest(message: MessageInput<typeof ModelInferR
   for (const entry of raw) size += 1 + varintSize(entry.byteLength) + entry.byteLength;
   const out = Buffer.allocUnsafe(size);
   out.set(head, 0);
-  let offset = head.byteLength;
-  for (const entry of raw) {
-    out[offset++] = RAW_INPUT_CONTENTS_TAG;
-    offset = writeVarint(out, offset, entry.byteLength);
-    out.set(entry, offset);
-    offset += entry.byteLength;
-  }
+  writeRawInputContents(out, head.byteLength, raw);
   return out;
 }
 
@@ -271,11 +276,6 @@ export function encodeInferCall(call: GrpcInferCall, enableEmptyFinalResponse = 
     offset = writeVarint(out, offset, delimitedSize(nameSize));
     offset = writeString(out, offset, 0x0a, (outputs[i] as (typeof outputs)[number]).name, nameSize);
   }
-  for (const entry of raw) {
-    out[offset++] = RAW_INPUT_CONTENTS_TAG;
-    offset = writeVarint(out, offset, entry.byteLength);
-    out.set(entry, offset);
-    offset += entry.byteLength;
-  }
+  writeRawInputContents(out, offset, raw);
   return out;
 }

@@ -83,12 +83,9 @@ function readParameter(r: WireReader, end: number): ParameterValue | undefined {
         value = scratch[0];
         break;
       }
-      default: {
-        const field = Math.floor(tag / 8);
+      default:
         // A known field with another wire type: protobuf-es's business.
-        if (field >= 1 && field <= 5) throw BAIL;
-        r.skip(tag % 8);
-      }
+        r.skipUnknown(tag, 5);
     }
   }
   if (r.pos !== end) throw BAIL;
@@ -110,11 +107,7 @@ function readParameterEntry(r: WireReader, out: Parameters, keys: string[]): voi
       seenValue = true;
       const valueEnd = r.delimitedEnd();
       value = readParameter(r, valueEnd);
-    } else {
-      const field = Math.floor(tag / 8);
-      if (field === 1 || field === 2) throw BAIL;
-      r.skip(tag % 8);
-    }
+    } else r.skipUnknown(tag, 2);
   }
   if (r.pos !== end) throw BAIL;
   // A repeated key replaces the earlier entry in place; `__proto__` needs care: protobuf-es's.
@@ -159,12 +152,9 @@ function readOutput(r: WireReader): InferOutputParts {
         keys ??= [];
         readParameterEntry(r, parameters, keys);
         break;
-      default: {
-        const field = Math.floor(tag / 8);
+      default:
         // Typed contents (5), or a known field with another wire type.
-        if (field >= 1 && field <= 5) throw BAIL;
-        r.skip(tag % 8);
-      }
+        r.skipUnknown(tag, 5);
     }
   }
   if (r.pos !== end) throw BAIL;
@@ -205,11 +195,8 @@ function readResponse(r: WireReader, end: number): InferResponseParts {
         r.pos += len;
         break;
       }
-      default: {
-        const field = Math.floor(tag / 8);
-        if (field >= 1 && field <= 6) throw BAIL;
-        r.skip(tag % 8);
-      }
+      default:
+        r.skipUnknown(tag, 6);
     }
   }
   if (r.pos !== end) throw BAIL;
@@ -250,11 +237,7 @@ export function readModelStreamInferResponse(
         if (response !== undefined) throw BAIL;
         const end = r.delimitedEnd();
         response = readResponse(r, end);
-      } else {
-        const field = Math.floor(tag / 8);
-        if (field === 1 || field === 2) throw BAIL;
-        r.skip(tag % 8);
-      }
+      } else r.skipUnknown(tag, 2);
     }
     return new StreamResponseParts(errorMessage, response);
   } catch (error) {

@@ -156,6 +156,16 @@ export class WireReader {
     return s;
   }
 
+  /**
+   * Skips the field of `tag`, one the decoder does not read. A field numbered 1 to `knownFields`
+   * (a known field with another wire type, or one left to protobuf-es) throws {@link BAIL}.
+   */
+  skipUnknown(tag: number, knownFields: number): void {
+    const field = Math.floor(tag / 8);
+    if (field >= 1 && field <= knownFields) throw BAIL;
+    this.skip(tag % 8);
+  }
+
   /** Skips one field of wire type 0, 1, 2 or 5; groups and invalid wire types throw {@link BAIL}. */
   skip(wireType: number): void {
     switch (wireType) {
