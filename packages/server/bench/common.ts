@@ -11,6 +11,10 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
 import type { LoadResult } from './load.js';
+import { ownCpuSeconds, processCpuSeconds as cpuSecondsOf } from '../src/testing/process-cpu.js';
+
+// Per-process CPU from /proc, shared with packages/perf's bench through the testing subpath.
+export { cpuSecondsOf, ownCpuSeconds };
 
 /** The bench directory. */
 export const benchDir = path.dirname(fileURLToPath(import.meta.url));
@@ -25,24 +29,6 @@ export function peakRssMb(pid: number): number {
   } catch {
     return NaN;
   }
-}
-
-/** CPU seconds (user + system, every thread) a process has used so far; NaN when it is gone. */
-export function cpuSecondsOf(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // Fields 14 and 15 of proc(5) (utime, stime) in clock ticks (USER_HZ = 100 on Linux).
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return NaN;
-  }
-}
-
-/** CPU seconds of this (the load generator's / raw ceiling's) process, every thread. */
-export function ownCpuSeconds(): number {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1e6;
 }
 
 /**
