@@ -22,3 +22,4 @@ export * from './config-int64.js';
 export * from './statistics.js';
 export * from './model-config.js';
 export * from './settings.js';
+export * from './buffer-pool.js';
