@@ -34,6 +34,7 @@ import {
   protocolFailure,
 } from '../errors.js';
 import type { InferResult } from '../infer-result.js';
+import { BufferPool, type BufferPoolOptions } from '../protocol/buffer-pool.js';
 import type { CompressionAlgorithm } from '../protocol/compression.js';
 import type { InferInput } from '../protocol/infer-request.js';
 import type { InferResponse } from '../protocol/message.js';
@@ -104,6 +105,18 @@ function pem(value: Uint8Array | string | undefined): Buffer | null {
 
 /** Call options of a call without a deadline (grpc-js only reads them). */
 const NO_OPTIONS: GrpcCallOptions = Object.freeze({});
+
+/**
+ * Bounds of the buffers a gRPC transport reuses for encoded infer requests: requests of 64 KiB to
+ * 16 MiB are pooled, and at most 16 MiB of idle buffers are kept per transport. A buffer is reused
+ * once grpc-js has copied the request into its own frame (unary: when the call has ended; stream:
+ * when the write has been handed on). Not a Triton setting.
+ */
+export const GRPC_REQUEST_BUFFERS: BufferPoolOptions = {
+  minBytes: 64 * 1024,
+  maxBytes: 16 * 1024 * 1024,
+  maxIdleBytes: 16 * 1024 * 1024,
+};
 
 /** The path of `ModelInfer`. */
 const MODEL_INFER_PATH = serviceDefinition.ModelInfer.path;
@@ -178,7 +191,9 @@ class PendingUnary implements CancellationListener {
  * `raw_input_contents` (typed `contents` for inputs with `binaryData: false`); `requestCompression`
  * compresses the request message (gzip or deflate, over a second channel made on first use, since
  * grpc-js compresses per channel); the client always accepts compressed responses, so
- * `responseCompression` is not needed; `rawBinaryRequest` is HTTP-only and ignored.
+ * `responseCompression` is not needed; `rawBinaryRequest` is HTTP-only and ignored. Large infer
+ * requests (64 KiB to 16 MiB) are encoded into buffers reused from one call to the next (see
+ * {@link GRPC_REQUEST_BUFFERS}).
  */
 export class GrpcTransport implements Transport {
   readonly kind = 'grpc' as const;
@@ -189,6 +204,8 @@ export class GrpcTransport implements Transport {
   readonly #credentials: ChannelCredentials;
   /** Channels that compress requests (grpc-js compresses per channel), made on first use. */
   readonly #compressed = new Map<CompressionAlgorithm, Client>();
+  /** Encoded infer requests, reused once grpc-js has framed them (see {@link GRPC_REQUEST_BUFFERS}). */
+  readonly #requestBuffers = new BufferPool(GRPC_REQUEST_BUFFERS);
   /** The stream of {@link GrpcTransport.startStream} and its reader. */
   #active: { stream: GrpcInferStream; reading: Promise<void> } | undefined;
 
@@ -211,6 +228,11 @@ export class GrpcTransport implements Transport {
     this.#receiveLimit = Number(channelOptionsFor(options)['grpc.max_receive_message_length']);
     this.#credentials = creds;
     this.#client = new Client(this.address.target, creds, channelOptionsFor(options));
+  }
+
+  /** Bytes of idle request buffers kept for reuse now (diagnostics; see {@link GRPC_REQUEST_BUFFERS}). */
+  get idleRequestBufferBytes(): number {
+    return this.#requestBuffers.idleBytes;
   }
 
   #clientFor(compression: CompressionAlgorithm | undefined): Client {
@@ -264,6 +286,8 @@ export class GrpcTransport implements Transport {
     ctx: TransportContext,
     compression: CompressionAlgorithm | undefined,
     finish: (response: T) => R,
+    /** Called once grpc-js has finished with the call (and so with `request`'s bytes). */
+    release?: () => void,
   ): Promise<R> {
     const metadata = callMetadata(ctx.headers);
     const callOptions: GrpcCallOptions = ctx.deadline !== undefined ? { deadline: ctx.deadline } : NO_OPTIONS;
@@ -282,6 +306,7 @@ export class GrpcTransport implements Transport {
         metadata,
         callOptions,
         (error, response) => {
+          release?.();
           cancellation.removeListener(pending);
           if (error === null && response !== undefined) {
             let value: R;
@@ -464,15 +489,20 @@ export class GrpcTransport implements Transport {
 
   infer(call: InferCall, ctx: TransportContext): Promise<InferResponse> {
     let request: Buffer;
+    const buffers = this.#requestBuffers;
     try {
       // The common call is written without protobuf-es messages; the bytes are those of
       // toModelInferRequest + encodeModelInferRequest.
-      request = encodeInferCall({
-        modelName: call.modelName,
-        modelVersion: call.modelVersion,
-        inputs: call.inputs,
-        request: call.request,
-      });
+      request = encodeInferCall(
+        {
+          modelName: call.modelName,
+          modelVersion: call.modelVersion,
+          inputs: call.inputs,
+          request: call.request,
+        },
+        false,
+        (size) => buffers.take(size),
+      );
     } catch (error) {
       return Promise.reject(invalidArgument(error));
     }
@@ -486,6 +516,8 @@ export class GrpcTransport implements Transport {
         ctx,
         call.requestCompression,
         inferResponseOf,
+        // grpc-js frames (copies) the message before sending it, and calls back only after that.
+        () => buffers.give(request),
       );
     } catch (error) {
       // As from the async method this was: a bad header rejects, never throws.
@@ -498,7 +530,13 @@ export class GrpcTransport implements Transport {
    * `send`, read responses with `for await`, finish with `end` or `cancel`.
    */
   openStream(options: StreamOptions = {}): GrpcInferStream {
-    return new GrpcInferStream(this.#client, this.address.target, options, this.#receiveLimit);
+    return new GrpcInferStream(
+      this.#client,
+      this.address.target,
+      options,
+      this.#receiveLimit,
+      this.#requestBuffers,
+    );
   }
 
   /**

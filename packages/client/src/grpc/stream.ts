@@ -14,6 +14,7 @@ import {
   protocolFailure,
 } from '../errors.js';
 import { InferResult } from '../infer-result.js';
+import type { BufferPool } from '../protocol/buffer-pool.js';
 import type { InferInput, InferRequestOptions } from '../protocol/infer-request.js';
 import {
   encodeInferCall,
@@ -151,9 +152,21 @@ export class GrpcInferStream implements AsyncIterable<StreamResponse> {
   readonly #target: string;
   readonly #signal: AbortSignal | undefined;
   readonly #onAbort = (): void => this.cancel();
+  readonly #requestBuffers: BufferPool | undefined;
 
-  constructor(client: Client, target: string, options: StreamOptions = {}, maxReceiveMessageLength?: number) {
+  /**
+   * @param requestBuffers - where requests are encoded; each buffer is given back once grpc-js has
+   * framed its request (the write's callback).
+   */
+  constructor(
+    client: Client,
+    target: string,
+    options: StreamOptions = {},
+    maxReceiveMessageLength?: number,
+    requestBuffers?: BufferPool,
+  ) {
     this.#target = target;
+    this.#requestBuffers = requestBuffers;
     const method = serviceDefinition.ModelStreamInfer;
     const metadata = metadataFromHeaders(options.headers ?? {});
     const timeout = options.timeoutMs;
@@ -233,6 +246,7 @@ export class GrpcInferStream implements AsyncIterable<StreamResponse> {
   send(modelName: string, inputs: readonly InferInput[], options: StreamInferOptions = {}): void {
     if (this.#ended || this.#done) throw new TritonInvalidArgumentError('the stream is closed');
     let request: Buffer;
+    const buffers = this.#requestBuffers;
     try {
       // The bytes of toModelInferRequest + encodeModelInferRequest (the common call without
       // protobuf-es messages).
@@ -244,11 +258,14 @@ export class GrpcInferStream implements AsyncIterable<StreamResponse> {
           request: options,
         },
         options.enableEmptyFinalResponse === true,
+        buffers === undefined ? undefined : (size) => buffers.take(size),
       );
     } catch (error) {
       throw invalidArgument(error);
     }
-    this.#call.write(request);
+    if (buffers === undefined) this.#call.write(request);
+    // grpc-js calls back once the request is framed (copied) and handed on, or the stream is gone.
+    else this.#call.write(request, () => buffers.give(request));
   }
 
   /**

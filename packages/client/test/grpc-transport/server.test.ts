@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TritonClient, type InferOptions } from '../../src/client.js';
 import {
+  TritonAbortError,
   TritonInvalidArgumentError,
   TritonProtocolError,
   TritonServerError,
@@ -483,5 +484,66 @@ describe('one transport-neutral response and error model over both wires', () =>
     stream.send('no_such_model', simpleInputs);
     stream.end();
     for await (const response of stream) expect(response.error).toMatchObject({ reason: 'UNKNOWN' });
+  });
+});
+
+describe('large requests are encoded into reused buffers (issue 11)', () => {
+  /** FP32 [1, 40000] (160 KB, pooled), every element distinct per `seed`. */
+  const large = (seed: number): InferInput[] => [
+    {
+      name: 'INPUT0',
+      datatype: 'FP32',
+      shape: [1, 40_000],
+      data: Float32Array.from({ length: 40_000 }, (_, i) => seed * 100_000 + i),
+    },
+  ];
+  const first = (r: InferResult): number[] => Array.from(r.asFloat32Array('OUTPUT0').subarray(0, 3));
+
+  it('unary: concurrent calls each get their own data back, and the buffers are reused', async () => {
+    for (let round = 0; round < 3; round++) {
+      const seeds = Array.from({ length: 8 }, (_, i) => round * 8 + i);
+      const results = await Promise.all(seeds.map((seed) => grpc.infer('identity_fp32', large(seed))));
+      results.forEach((r, i) => {
+        const seed = seeds[i] as number;
+        expect(first(r), `seed ${seed}`).toEqual([seed * 100_000, seed * 100_000 + 1, seed * 100_000 + 2]);
+        expect(r.asFloat32Array('OUTPUT0')[39_999]).toBe(seed * 100_000 + 39_999);
+      });
+    }
+    expect(grpc.transport.idleRequestBufferBytes).toBeGreaterThanOrEqual(160_000);
+  });
+
+  it('stream: requests sent back to back each get their own data back', async () => {
+    const stream = grpc.transport.openStream();
+    const expected = new Map<string, number>();
+    for (let seed = 0; seed < 24; seed++) {
+      expected.set(`big${seed}`, seed);
+      stream.send('identity_fp32', large(seed), { requestId: `big${seed}` });
+      // Give grpc-js a turn now and then, so later requests reuse the first ones' buffers.
+      if (seed % 8 === 7) await new Promise((resolve) => setImmediate(resolve));
+    }
+    stream.end();
+    let count = 0;
+    for await (const response of stream) {
+      const seed = expected.get(response.id) as number;
+      expect(response.error).toBeUndefined();
+      expect(first(response.result as InferResult), response.id).toEqual([
+        seed * 100_000,
+        seed * 100_000 + 1,
+        seed * 100_000 + 2,
+      ]);
+      count++;
+    }
+    expect(count).toBe(24);
+  });
+
+  it('a call aborted at once gives its buffer back without harming the calls after it', async () => {
+    const controller = new AbortController();
+    const aborted = grpc.infer('slow_identity', large(1000), { signal: controller.signal });
+    controller.abort();
+    await expect(aborted).rejects.toBeInstanceOf(TritonAbortError);
+    const results = await Promise.all([0, 1, 2, 3].map((seed) => grpc.infer('identity_fp32', large(seed))));
+    results.forEach((r, seed) =>
+      expect(first(r)).toEqual([seed * 100_000, seed * 100_000 + 1, seed * 100_000 + 2]),
+    );
   });
 });

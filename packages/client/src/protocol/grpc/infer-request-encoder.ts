@@ -177,9 +177,15 @@ export function isCommonInferCall(call: GrpcInferCall): boolean {
  * call (raw inputs in memory, no parameters; see the module's description) straight into one Buffer
  * of the exact size without protobuf-es messages, and any other call through
  * {@link toModelInferRequest}. Input checks and their errors are those of `toModelInferRequest`.
+ * @param allocate - where the common call's bytes are written (e.g. a `BufferPool`'s `take`); the
+ * other calls get a buffer of their own from protobuf-es.
  * @throws ProtocolError as `toModelInferRequest`.
  */
-export function encodeInferCall(call: GrpcInferCall, enableEmptyFinalResponse = false): Buffer {
+export function encodeInferCall(
+  call: GrpcInferCall,
+  enableEmptyFinalResponse = false,
+  allocate: (size: number) => Buffer = (size) => Buffer.allocUnsafe(size),
+): Buffer {
   if (!isCommonInferCall(call)) {
     const request = toModelInferRequest(call);
     if (enableEmptyFinalResponse) {
@@ -244,7 +250,7 @@ export function encodeInferCall(call: GrpcInferCall, enableEmptyFinalResponse = 
   }
   for (const entry of raw) size += delimitedSize(entry.byteLength);
 
-  const out = Buffer.allocUnsafe(size);
+  const out = allocate(size);
   let offset = writeString(out, 0, 0x0a, modelName, modelNameSize);
   offset = writeString(out, offset, 0x12, modelVersion, modelVersionSize);
   offset = writeString(out, offset, 0x1a, id, idSize);
