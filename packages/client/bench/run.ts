@@ -154,6 +154,54 @@ function ratiosOf(summaries: readonly Summary[]): Ratios[] {
   return out;
 }
 
+/** Client CPU per call ÷ its floor's, round by round (the two windows ran one after the other). */
+interface PairedRatio {
+  readonly label: string;
+  readonly median: number;
+  readonly min: number;
+  readonly max: number;
+}
+
+function pairedRatios(summaries: readonly Summary[]): PairedRatio[] {
+  const pairs: [CallerName, CallerName, string][] = [
+    ['httpClient', 'httpFloor', 'HTTP'],
+    ['grpcClient', 'grpcFloor', 'gRPC'],
+    ['grpcStream', 'grpcStreamFloor', 'gRPC stream'],
+  ];
+  const out: PairedRatio[] = [];
+  for (const client of summaries) {
+    const pair = pairs.find(([c]) => c === client.caller);
+    if (pair === undefined) continue;
+    const floor = summaries.find(
+      (s) => s.workload === client.workload && s.caller === pair[1] && s.concurrency === client.concurrency,
+    );
+    if (floor === undefined) continue;
+    const perRound = client.windows
+      .map((w, i) => {
+        const f = floor.windows[i];
+        return f === undefined ? NaN : w.clientCpu / w.calls / (f.clientCpu / f.calls);
+      })
+      .filter(Number.isFinite);
+    if (perRound.length === 0) continue;
+    out.push({
+      label: `${client.workload} ${pair[2]} ${client.concurrency}`,
+      median: median(perRound),
+      min: Math.min(...perRound),
+      max: Math.max(...perRound),
+    });
+  }
+  return out;
+}
+
+function printPairedRatios(paired: readonly PairedRatio[]): void {
+  if (paired.length === 0) return;
+  console.log('\n| client CPU per call ÷ its floor, paired by round | median | min – max |');
+  console.log('| --- | ---: | ---: |');
+  for (const p of paired) {
+    console.log(`| ${p.label} | ${p.median.toFixed(2)}× | ${p.min.toFixed(2)}× – ${p.max.toFixed(2)}× |`);
+  }
+}
+
 function printRatios(ratios: readonly Ratios[]): void {
   console.log(
     '\n| workload | concurrency | gRPC/HTTP req/s | gRPC/HTTP client CPU per call | HTTP client/floor CPU | gRPC client/floor CPU | HTTP client/floor req/s | gRPC client/floor req/s | stream/unary gRPC req/s |',
@@ -184,8 +232,14 @@ async function main(): Promise<void> {
     const runs: { cell: Cell; measure: () => Promise<Window> }[] = [];
     for (const { workload, concurrency, window } of PLAN) {
       const callers = callersFor(connections, workload);
-      for (const caller of CALLERS) {
-        for (const n of isStream(caller) ? [window] : concurrency) {
+      // Concurrency outside, callers inside: a client cell runs right before its floor, so a pair
+      // sees the same host load (CALLERS lists each client before its floor).
+      const order = [
+        ...concurrency.flatMap((n) => CALLERS.filter((c) => !isStream(c)).map((caller) => ({ caller, n }))),
+        ...CALLERS.filter(isStream).map((caller) => ({ caller, n: window })),
+      ];
+      for (const { caller, n } of order) {
+        {
           const id = `${workload.key}/${caller}/${n}`;
           if (only !== undefined && !only.some((o) => id.includes(o))) continue;
           const cell: Cell = { id, workload: workload.key, caller, concurrency: n, windows: [] };
@@ -199,6 +253,12 @@ async function main(): Promise<void> {
           });
         }
       }
+    }
+    // One untimed pass first: both processes' JIT tiers settle before round 1 (a cold first round
+    // used to cost up to 2× the CPU per call of the later ones).
+    for (const { cell, measure } of runs) {
+      await measure();
+      process.stderr.write(`warm-up ${cell.id}\n`);
     }
     for (let round = 1; round <= rounds; round++) {
       for (const { cell, measure } of runs) {
@@ -223,6 +283,8 @@ async function main(): Promise<void> {
   if (codec !== undefined) printCodec(codec);
   printCells(summaries);
   printRatios(ratios);
+  const paired = pairedRatios(summaries);
+  printPairedRatios(paired);
   writeFileSync(
     jsonPath,
     `${JSON.stringify(
@@ -235,6 +297,7 @@ async function main(): Promise<void> {
         codec,
         cells: summaries,
         ratios,
+        paired,
       },
       null,
       2,
