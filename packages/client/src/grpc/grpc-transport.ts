@@ -112,11 +112,11 @@ const NO_OPTIONS: GrpcCallOptions = Object.freeze({});
  * once grpc-js has copied the request into its own frame (unary: when the call has ended; stream:
  * when the write has been handed on). Not a Triton setting.
  */
-export const GRPC_REQUEST_BUFFERS: BufferPoolOptions = {
+export const GRPC_REQUEST_BUFFERS: BufferPoolOptions = Object.freeze({
   minBytes: 64 * 1024,
   maxBytes: 16 * 1024 * 1024,
   maxIdleBytes: 16 * 1024 * 1024,
-};
+});
 
 /** The path of `ModelInfer`. */
 const MODEL_INFER_PATH = serviceDefinition.ModelInfer.path;

@@ -9,7 +9,12 @@ import type { ClientOptions } from '../options.js';
 import { GrpcTransport } from './grpc-transport.js';
 import type { GrpcTransportOptions } from './options.js';
 
-export { GrpcTransport, type StreamCallback, type StreamRequest } from './grpc-transport.js';
+export {
+  GRPC_REQUEST_BUFFERS,
+  GrpcTransport,
+  type StreamCallback,
+  type StreamRequest,
+} from './grpc-transport.js';
 export {
   GrpcInferStream,
   streamResponseFrom,
