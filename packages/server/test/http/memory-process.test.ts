@@ -151,7 +151,7 @@ describe('memory of a server process under the issue 14 attacks', () => {
     expect(await normal(c.port)).toBe(200);
     const base = await c.stats();
     const rounds: { peak: number; after: MemoryServerStats }[] = [];
-    for (let round = 0; round < 2; round++) {
+    for (let round = 0; round < 3; round++) {
       const peak = peakRss(c);
       // Forty connections send their request and never read: the paused socket's kernel buffers fill.
       const sockets: Socket[] = [];
@@ -171,12 +171,12 @@ describe('memory of a server process under the issue 14 attacks', () => {
       expect(await until(async () => (await c.stats()).connections === 0, 5000)).toBe(true);
       rounds.push({ peak: peak(), after: await c.stats() });
     }
-    const [first, second] = rounds as [(typeof rounds)[0], (typeof rounds)[0]];
+    const [first, second, third] = rounds as [(typeof rounds)[0], (typeof rounds)[0], (typeof rounds)[0]];
     console.info(
-      `item 5: RSS ${mb(base.rss)} MiB before, peak ${mb(first.peak)} / ${mb(second.peak)} MiB, ` +
-        `${mb(first.after.rss)} / ${mb(second.after.rss)} MiB after each round; array buffers after ` +
-        `${mb(base.arrayBuffers)} → ${mb(first.after.arrayBuffers)} / ${mb(second.after.arrayBuffers)} MiB; ` +
-        `${second.after.connectionsCut} connections cut`,
+      `item 5: RSS ${mb(base.rss)} MiB before, peak ${rounds.map((r) => mb(r.peak)).join(' / ')} MiB, ` +
+        `${rounds.map((r) => mb(r.after.rss)).join(' / ')} MiB after each round; array buffers after ` +
+        `${mb(base.arrayBuffers)} → ${rounds.map((r) => mb(r.after.arrayBuffers)).join(' / ')} MiB; ` +
+        `${third.after.connectionsCut} connections cut`,
     );
     // Nothing is kept once the clients are gone: every response buffer and body was released…
     for (const r of rounds) {
@@ -184,11 +184,19 @@ describe('memory of a server process under the issue 14 attacks', () => {
       expect(r.after.bodyBudgetUsed).toBe(0);
       expect(r.after.unsentResponseBytes).toBe(0);
     }
-    // …so a second attack reuses the memory of the first instead of adding to it (one attack holds
-    // 40 × 16 MiB = 640 MiB of responses; the allocator keeps up to ~210 MiB of RSS between attacks on
-    // a loaded CI host, measured 161 and 207 MiB — the arrayBuffers checks above are the exact ones).
-    expect(second.after.rss - first.after.rss).toBeLessThan(320 * MiB);
-    expect(second.peak - first.peak).toBeLessThan(256 * MiB);
+    // …so a later attack reuses the memory of the earlier ones instead of adding to it (one attack
+    // holds 40 × 16 MiB = 640 MiB of responses). The first attack starts on a fresh heap, and the C
+    // allocator keeps part of what it took (RSS 400–640 MiB after it, against ~165 before), so the
+    // second attack's peak may sit 300–460 MiB above the first's (measured on a quiet host; 161 and
+    // 207 MiB on a loaded one). From then on peaks level off (five rounds: 847, 1389, 1207, 1193,
+    // 1287 MiB), so the third attack is compared with the two before it; a leak of the responses
+    // would add ~640 MiB per attack. The arrayBuffers checks above are the exact ones.
+    const before = {
+      peak: Math.max(first.peak, second.peak),
+      rss: Math.max(first.after.rss, second.after.rss),
+    };
+    expect(third.after.rss - before.rss).toBeLessThan(320 * MiB);
+    expect(third.peak - before.peak).toBeLessThan(256 * MiB);
   }, 60_000);
 
   it('item 7: sixteen concurrent gzip bombs stay within the body budget and release it', async () => {
