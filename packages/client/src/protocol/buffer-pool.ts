@@ -40,7 +40,19 @@ export class BufferPool {
   readonly #lent = new WeakSet<ArrayBuffer>();
   #idleBytes = 0;
 
+  /** @throws RangeError when a bound is not a non-negative integer or `minBytes` exceeds `maxBytes`. */
   constructor(options: BufferPoolOptions) {
+    for (const key of ['minBytes', 'maxBytes', 'maxIdleBytes'] as const) {
+      const value = options[key];
+      if (!Number.isSafeInteger(value) || value < 0) {
+        throw new RangeError(`BufferPool: ${key} must be a non-negative integer, got ${String(value)}`);
+      }
+    }
+    if (options.minBytes > options.maxBytes) {
+      throw new RangeError(
+        `BufferPool: minBytes (${options.minBytes}) must not exceed maxBytes (${options.maxBytes})`,
+      );
+    }
     this.minBytes = options.minBytes;
     this.maxBytes = options.maxBytes;
     this.maxIdleBytes = options.maxIdleBytes;
@@ -61,8 +73,14 @@ export class BufferPool {
    * in memory: from an idle buffer when one fits, else new. Give it back with {@link give} once
    * nothing reads or writes it any more. A size the pool does not pool gets a buffer of its own
    * (`give` ignores it).
+   * @throws RangeError when `size` or `alignAt` is not a non-negative integer.
    */
   take(size: number, alignAt = 0): Buffer {
+    if (!Number.isSafeInteger(size) || size < 0 || !Number.isSafeInteger(alignAt) || alignAt < 0) {
+      throw new RangeError(
+        `BufferPool.take: size and alignAt must be non-negative integers, got ${String(size)} and ${String(alignAt)}`,
+      );
+    }
     const pad = (8 - (alignAt % 8)) % 8;
     const need = size + pad;
     if (!this.pools(size)) {

@@ -43,4 +43,24 @@ describe('BufferPool', () => {
     for (const b of taken) pool.give(b);
     expect(pool.idleBytes).toBe(pooledCapacityFor(300_001));
   });
+
+  it('refuses bad bounds and bad sizes with a RangeError naming them', () => {
+    expect(() => new BufferPool({ ...bounds, minBytes: -1 })).toThrow(
+      /minBytes must be a non-negative integer/,
+    );
+    expect(() => new BufferPool({ ...bounds, maxIdleBytes: Number.NaN })).toThrow(/maxIdleBytes/);
+    expect(() => new BufferPool({ ...bounds, minBytes: 10, maxBytes: 5 })).toThrow(
+      /must not exceed maxBytes/,
+    );
+    const pool = new BufferPool(bounds);
+    for (const [size, alignAt] of [
+      [-1, 0],
+      [1.5, 0],
+      [Number.NaN, 0],
+      [100, -2],
+    ] as const) {
+      expect(() => pool.take(size, alignAt)).toThrow(RangeError);
+    }
+    expect(pool.take(0).byteLength).toBe(0);
+  });
 });
