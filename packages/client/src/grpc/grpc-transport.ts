@@ -206,6 +206,8 @@ export class GrpcTransport implements Transport {
   readonly #compressed = new Map<CompressionAlgorithm, Client>();
   /** Encoded infer requests, reused once grpc-js has framed them (see {@link GRPC_REQUEST_BUFFERS}). */
   readonly #requestBuffers = new BufferPool(GRPC_REQUEST_BUFFERS);
+  /** Where `infer` encodes its requests (one function for every call). */
+  readonly #takeRequestBuffer = (size: number): Buffer => this.#requestBuffers.take(size);
   /** The stream of {@link GrpcTransport.startStream} and its reader. */
   #active: { stream: GrpcInferStream; reading: Promise<void> } | undefined;
 
@@ -489,7 +491,6 @@ export class GrpcTransport implements Transport {
 
   infer(call: InferCall, ctx: TransportContext): Promise<InferResponse> {
     let request: Buffer;
-    const buffers = this.#requestBuffers;
     try {
       // The common call is written without protobuf-es messages; the bytes are those of
       // toModelInferRequest + encodeModelInferRequest.
@@ -501,7 +502,7 @@ export class GrpcTransport implements Transport {
           request: call.request,
         },
         false,
-        (size) => buffers.take(size),
+        this.#takeRequestBuffer,
       );
     } catch (error) {
       return Promise.reject(invalidArgument(error));
@@ -517,7 +518,7 @@ export class GrpcTransport implements Transport {
         call.requestCompression,
         inferResponseOf,
         // grpc-js frames (copies) the message before sending it, and calls back only after that.
-        () => buffers.give(request),
+        () => this.#requestBuffers.give(request),
       );
     } catch (error) {
       // As from the async method this was: a bad header rejects, never throws.

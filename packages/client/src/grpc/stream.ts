@@ -153,6 +153,8 @@ export class GrpcInferStream implements AsyncIterable<StreamResponse> {
   readonly #signal: AbortSignal | undefined;
   readonly #onAbort = (): void => this.cancel();
   readonly #requestBuffers: BufferPool | undefined;
+  /** Where `send` encodes its requests (made once per stream). */
+  readonly #takeRequestBuffer: ((size: number) => Buffer) | undefined;
 
   /**
    * @param requestBuffers - where requests are encoded; each buffer is given back once grpc-js has
@@ -167,6 +169,7 @@ export class GrpcInferStream implements AsyncIterable<StreamResponse> {
   ) {
     this.#target = target;
     this.#requestBuffers = requestBuffers;
+    this.#takeRequestBuffer = requestBuffers === undefined ? undefined : (size) => requestBuffers.take(size);
     const method = serviceDefinition.ModelStreamInfer;
     const metadata = metadataFromHeaders(options.headers ?? {});
     const timeout = options.timeoutMs;
@@ -258,7 +261,7 @@ export class GrpcInferStream implements AsyncIterable<StreamResponse> {
           request: options,
         },
         options.enableEmptyFinalResponse === true,
-        buffers === undefined ? undefined : (size) => buffers.take(size),
+        this.#takeRequestBuffer,
       );
     } catch (error) {
       throw invalidArgument(error);

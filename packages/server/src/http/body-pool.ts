@@ -15,7 +15,7 @@
  * is the protocol layer's `BufferPool` (shared with the gRPC client's encoded requests).
  * @packageDocumentation
  */
-import { BufferPool, pooledCapacityFor } from '@tritonserver-ts/client/protocol';
+import { BufferPool } from '@tritonserver-ts/client/protocol';
 
 /** Smaller bodies arrive in one piece and cost little: they are not pooled. */
 export const POOLED_BODY_MIN_BYTES = 64 * 1024;
@@ -23,9 +23,6 @@ export const POOLED_BODY_MIN_BYTES = 64 * 1024;
 export const POOLED_BODY_MAX_BYTES = 16 * 1024 * 1024;
 /** Idle buffers kept for reuse, in bytes, by default. */
 export const DEFAULT_BODY_POOL_IDLE_BYTES = 32 * 1024 * 1024;
-
-/** The capacity of a pooled buffer for a body of `bytes` (see `pooledCapacityFor`). */
-export const bodyCapacityFor = pooledCapacityFor;
 
 /** Buffers for request bodies, reused from one request to the next (see the module documentation). */
 export class BodyPool extends BufferPool {

@@ -10,15 +10,10 @@ import { gzipSync } from 'node:zlib';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { decodeInferResponse, encodeInferRequest } from '@tritonserver-ts/client/protocol';
+import { decodeInferResponse, encodeInferRequest, pooledCapacityFor } from '@tritonserver-ts/client/protocol';
 
 import { InferenceServer } from '../../src/core/server.js';
-import {
-  BodyPool,
-  POOLED_BODY_MAX_BYTES,
-  POOLED_BODY_MIN_BYTES,
-  bodyCapacityFor,
-} from '../../src/http/body-pool.js';
+import { BodyPool, POOLED_BODY_MAX_BYTES, POOLED_BODY_MIN_BYTES } from '../../src/http/body-pool.js';
 import { startHttpServer, type HttpServerHandle } from '../../src/http/server.js';
 import { makeRepository } from '../helpers/server.js';
 
@@ -55,7 +50,7 @@ describe('BodyPool', () => {
   });
 
   it('keeps at most its idle bytes and pools only bodies within its size bounds', () => {
-    const pool = new BodyPool(bodyCapacityFor(200_001));
+    const pool = new BodyPool(pooledCapacityFor(200_001));
     const a = pool.take(200_000);
     const b = pool.take(200_000);
     pool.give(a);
@@ -65,7 +60,7 @@ describe('BodyPool', () => {
     expect(pool.pools(POOLED_BODY_MIN_BYTES)).toBe(true);
     expect(pool.pools(POOLED_BODY_MAX_BYTES)).toBe(true);
     expect(pool.pools(POOLED_BODY_MAX_BYTES + 1)).toBe(false);
-    expect(bodyCapacityFor(602_112)).toBeLessThanOrEqual(602_112 * 1.125);
+    expect(pooledCapacityFor(602_112)).toBeLessThanOrEqual(602_112 * 1.125);
   });
 });
 
