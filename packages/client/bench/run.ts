@@ -21,6 +21,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Connections, callersFor, foodWorkload, simpleWorkload, type Callers } from './cells.js';
 import { measureCodec, type CodecResult } from './codec.js';
+import { measurementOrder, pairedRatios, type PairedRatio } from './paired.js';
 import { loadAverage, measureClosedLoop, measureStream, median, type Window } from './measure.js';
 import { ensureBuilt, startServerChild } from './server.js';
 
@@ -154,45 +155,6 @@ function ratiosOf(summaries: readonly Summary[]): Ratios[] {
   return out;
 }
 
-/** Client CPU per call ÷ its floor's, round by round (the two windows ran one after the other). */
-interface PairedRatio {
-  readonly label: string;
-  readonly median: number;
-  readonly min: number;
-  readonly max: number;
-}
-
-function pairedRatios(summaries: readonly Summary[]): PairedRatio[] {
-  const pairs: [CallerName, CallerName, string][] = [
-    ['httpClient', 'httpFloor', 'HTTP'],
-    ['grpcClient', 'grpcFloor', 'gRPC'],
-    ['grpcStream', 'grpcStreamFloor', 'gRPC stream'],
-  ];
-  const out: PairedRatio[] = [];
-  for (const client of summaries) {
-    const pair = pairs.find(([c]) => c === client.caller);
-    if (pair === undefined) continue;
-    const floor = summaries.find(
-      (s) => s.workload === client.workload && s.caller === pair[1] && s.concurrency === client.concurrency,
-    );
-    if (floor === undefined) continue;
-    const perRound = client.windows
-      .map((w, i) => {
-        const f = floor.windows[i];
-        return f === undefined ? NaN : w.clientCpu / w.calls / (f.clientCpu / f.calls);
-      })
-      .filter(Number.isFinite);
-    if (perRound.length === 0) continue;
-    out.push({
-      label: `${client.workload} ${pair[2]} ${client.concurrency}`,
-      median: median(perRound),
-      min: Math.min(...perRound),
-      max: Math.max(...perRound),
-    });
-  }
-  return out;
-}
-
 function printPairedRatios(paired: readonly PairedRatio[]): void {
   if (paired.length === 0) return;
   console.log('\n| client CPU per call ÷ its floor, paired by round | median | min – max |');
@@ -232,13 +194,7 @@ async function main(): Promise<void> {
     const runs: { cell: Cell; measure: () => Promise<Window> }[] = [];
     for (const { workload, concurrency, window } of PLAN) {
       const callers = callersFor(connections, workload);
-      // Concurrency outside, callers inside: a client cell runs right before its floor, so a pair
-      // sees the same host load (CALLERS lists each client before its floor).
-      const order = [
-        ...concurrency.flatMap((n) => CALLERS.filter((c) => !isStream(c)).map((caller) => ({ caller, n }))),
-        ...CALLERS.filter(isStream).map((caller) => ({ caller, n: window })),
-      ];
-      for (const { caller, n } of order) {
+      for (const { caller, n } of measurementOrder(CALLERS, concurrency, window, isStream)) {
         {
           const id = `${workload.key}/${caller}/${n}`;
           if (only !== undefined && !only.some((o) => id.includes(o))) continue;
