@@ -512,8 +512,11 @@ describe('large requests are encoded into reused buffers (issue 11)', () => {
     expect(grpc.transport.idleRequestBufferBytes).toBeGreaterThanOrEqual(160_000);
   });
 
-  it('stream: requests sent back to back each get their own data back', async () => {
-    const stream = grpc.transport.openStream();
+  it('stream: requests sent back to back each get their own data back, and the buffers are reused', async () => {
+    // A client of its own, so the buffers counted below are the stream's.
+    const client = createGrpcClient({ url: server.grpcUrl });
+    expect(client.transport.idleRequestBufferBytes).toBe(0);
+    const stream = client.transport.openStream();
     const expected = new Map<string, number>();
     for (let seed = 0; seed < 24; seed++) {
       expected.set(`big${seed}`, seed);
@@ -534,6 +537,8 @@ describe('large requests are encoded into reused buffers (issue 11)', () => {
       count++;
     }
     expect(count).toBe(24);
+    expect(client.transport.idleRequestBufferBytes).toBeGreaterThanOrEqual(160_000);
+    await client.close();
   });
 
   it('a call aborted at once gives its buffer back without harming the calls after it', async () => {
