@@ -3,13 +3,16 @@
  * `fork(this file, [JSON options], { execArgv: ['--expose-gc', '--import', 'tsx'] })`. It writes the
  * test models named in `models` into a temp directory, serves them with `http` options on 127.0.0.1,
  * sends `{ port }` when listening, and answers each `'stats'` message with the memory it holds after a
- * full garbage collection; `'close'` shuts it down and exits.
+ * full garbage collection; `'close'` shuts it down and exits. With `grpc` options it also serves gRPC on
+ * 127.0.0.1 (its port sent as `grpcPort`); `core` options go to the core (e.g. shared-memory limits).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { InferenceServer } from '../../src/core/server.js';
+import { InferenceServer, type InferenceServerOptions } from '../../src/core/server.js';
+import { startGrpcServer, type GrpcServerHandle } from '../../src/grpc/server.js';
+import type { GrpcServerSettings } from '../../src/grpc/settings.js';
 import { startHttpServer, type HttpServerOptions } from '../../src/http/server.js';
 import { writeTestModelRepository } from '../../src/testing/index.js';
 
@@ -17,6 +20,10 @@ import { writeTestModelRepository } from '../../src/testing/index.js';
 export interface MemoryServerOptions {
   readonly models: readonly string[];
   readonly http: Omit<HttpServerOptions, 'port' | 'host'>;
+  /** Serve gRPC too, with these settings (JSON-able ones only). */
+  readonly grpc?: Omit<GrpcServerSettings, 'port' | 'host' | 'headerForwardPattern' | 'restrictions'>;
+  /** More options of the core (JSON-able ones only). */
+  readonly core?: Partial<Omit<InferenceServerOptions, 'modelRepositories' | 'logSink'>>;
 }
 
 /** The answer to `'stats'`. */
@@ -35,8 +42,16 @@ export interface MemoryServerStats {
 const options = JSON.parse(process.argv[2] ?? '{}') as MemoryServerOptions;
 const dir = await mkdtemp(join(tmpdir(), 'tritonserver-ts-memory-'));
 await writeTestModelRepository(dir, { only: options.models });
-const core = await InferenceServer.create({ modelRepositories: [dir], logSink: () => undefined });
+const core = await InferenceServer.create({
+  ...options.core,
+  modelRepositories: [dir],
+  logSink: () => undefined,
+});
 const http = await startHttpServer(core, { ...options.http, port: 0, host: '127.0.0.1' });
+const grpc: GrpcServerHandle | undefined =
+  options.grpc !== undefined
+    ? await startGrpcServer(core, { ...options.grpc, port: 0, host: '127.0.0.1' })
+    : undefined;
 const gc = (globalThis as { gc?: () => void }).gc;
 
 process.on('message', (message: unknown) => {
@@ -59,6 +74,7 @@ process.on('message', (message: unknown) => {
     });
   } else if (message === 'close') {
     void (async () => {
+      await grpc?.close(1000);
       await http.close(1000);
       await core.shutdown();
       await rm(dir, { recursive: true, force: true });
@@ -66,4 +82,4 @@ process.on('message', (message: unknown) => {
     })();
   }
 });
-process.send?.({ port: http.port });
+process.send?.({ port: http.port, ...(grpc !== undefined ? { grpcPort: grpc.port } : {}) });
