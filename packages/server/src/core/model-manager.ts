@@ -146,9 +146,9 @@ export class ModelManager {
   /** `POST v2/repository/models/{m}/load`. */
   load(name: string, options: LoadOverride = {}): Promise<void> {
     this.#assertControl();
-    // Triton's checks, before anything touches the disk: names become directory names.
-    name = name.trim();
-    if (name === '') {
+    // Triton's checks, before anything touches the disk: names become directory names. The name is
+    // used exactly as sent (`simple ` is not `simple`); only a blank one is refused as empty.
+    if (name.trim() === '') {
       return Promise.reject(invalidArg('Model name cannot be empty. Please enter a valid name to deploy.'));
     }
     if (!isValidModelName(name)) return Promise.reject(invalidArg(invalidModelNameMessage(name)));
