@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 
 import { CliUsageError, parseArgs, usage } from './cli-args.js';
 import { GrpcStartError } from './grpc/server.js';
+import { repositoryExposureWarnings } from './repository-exposure.js';
 import { startServer, StartupError, type RunningServer } from './start.js';
 
 function packageVersion(): string {
@@ -81,6 +82,11 @@ async function main(argv: readonly string[]): Promise<number> {
     core.logger.info('\n' + table(rows));
   }
   for (const warning of options.warnings) core.logger.warn(warning);
+  const exposed = repositoryExposureWarnings(options.server, {
+    http: running.url !== '' ? running.httpPort : undefined,
+    grpc: running.grpcPort,
+  });
+  for (const warning of exposed) core.logger.warn(warning);
   // tritonserver's banner lines, gRPC first.
   if (running.grpcPort !== undefined) {
     const host = options.server.grpcAddress ?? '0.0.0.0';
