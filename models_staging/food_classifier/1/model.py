@@ -11,8 +11,9 @@ What happens to one execute() call:
      resized and centre-cropped) with bilinear filtering, scaled to [0, 1], normalised with the
      ImageNet mean/std, CHW, FP32); the numbers come from this model's config parameters, never
      from constants in this file;
-  2. a request with a row that cannot be decoded gets an error response naming the row and the
-     reason; it takes no part in step 3 and does not disturb the other requests;
+  2. a request with a row that cannot be decoded gets an INVALID_ARG error response (HTTP 400)
+     naming the row and the reason; it takes no part in step 3 and does not disturb the other
+     requests;
   3. the rows of all remaining requests are stacked and sent in ONE Business Logic Scripting (BLS)
      request to the ONNX model that the same server serves (by default food_classifier_onnx): the
      weights live in that model only, which runs them on its own instances (GPU or CPU) behind its
@@ -363,7 +364,7 @@ class TritonPythonModel:
                 bad = next(((i, r) for i, r in enumerate(rows) if isinstance(r, RowError)), None)
                 error = f"{INPUT_NAME} row {bad[0]} {bad[1]}" if bad is not None else None
             if error is not None:
-                responses[position] = _error_response(f"food_classifier: {error}")
+                responses[position] = _invalid_input_response(f"food_classifier: {error}")
                 continue
             accepted.append((position, len(batch), count, out_shape))
             batch.extend(rows)
@@ -415,4 +416,13 @@ class TritonPythonModel:
 
 
 def _error_response(message):
+    """A failure of the server side (the BLS call, the labels): no code, so INTERNAL (HTTP 500)."""
     return pb_utils.InferenceResponse(output_tensors=[], error=pb_utils.TritonError(message))
+
+
+def _invalid_input_response(message):
+    """A request the model refuses (its input cannot be decoded): INVALID_ARG (HTTP 400), as
+    food_preprocess answers, where pb_utils.TritonError has codes (Triton 23.x and newer)."""
+    code = getattr(pb_utils.TritonError, "INVALID_ARG", None)
+    error = pb_utils.TritonError(message) if code is None else pb_utils.TritonError(message, code)
+    return pb_utils.InferenceResponse(output_tensors=[], error=error)

@@ -304,6 +304,8 @@ class BadInputTest(ModelTestCase):
             self.assertEqual(response.output_tensors(), [])
             self.assertIn("INPUT_IMAGE row 0", response.error().message())
             self.assertIn(expected, response.error().message())
+            # The client's fault: INVALID_ARG (HTTP 400 / gRPC INVALID_ARGUMENT), as food_preprocess.
+            self.assertEqual(response.error().code(), pb_utils.TritonError.INVALID_ARG, f"request {index}")
 
     def test_one_bad_row_fails_its_whole_request_and_names_the_row(self):
         model = self.start()
@@ -373,12 +375,14 @@ class BadInputTest(ModelTestCase):
         self.assertEqual(self.calls, [])
         self.assertIn("INPUT_IMAGE row 0 is empty", responses[0].error().message())
         self.assertIn("is not valid base64", responses[1].error().message())
+        self.assertEqual([r.error().code() for r in responses], [pb_utils.TritonError.INVALID_ARG] * 2)
 
     def test_a_request_without_the_input_tensor_is_refused_by_name(self):
         model = self.start()
         wrong = h.request(h.b64(h.read_bytes(h.photo_paths(1)[0])), name="IMAGE")
         (response,) = model.execute([wrong])
         self.assertIn("no input tensor named INPUT_IMAGE", response.error().message())
+        self.assertEqual(response.error().code(), pb_utils.TritonError.INVALID_ARG)
 
     def test_too_many_pixels_is_refused_before_decoding(self):
         config = h.real_config()
@@ -387,6 +391,7 @@ class BadInputTest(ModelTestCase):
         big = h.encode(Image.new("RGB", (1200, 1000), (200, 10, 10)))
         (response,) = model.execute([h.request(h.b64(big))])
         self.assertIn("1200x1000 = 1200000 pixels, more than the limit of 1000000", response.error().message())
+        self.assertEqual(response.error().code(), pb_utils.TritonError.INVALID_ARG)
 
     def test_a_failed_bls_call_fails_the_requests_in_it_with_the_called_models_message(self):
         model = self.start()
@@ -397,7 +402,10 @@ class BadInputTest(ModelTestCase):
         self.assertEqual(responses[0].error().message(), expected)
         self.assertEqual(responses[2].error().message(), expected)
         self.assertEqual(responses[0].output_tensors(), [])
+        # A failure of the server side stays INTERNAL; only the bad request is INVALID_ARG.
+        self.assertEqual(responses[0].error().code(), pb_utils.TritonError.INTERNAL)
         self.assertIn("is not valid base64", responses[1].error().message())
+        self.assertEqual(responses[1].error().code(), pb_utils.TritonError.INVALID_ARG)
         self.assertEqual(len(self.calls), 1)
         # The next call works again: nothing is left broken.
         (again,) = model.execute([h.request(h.b64(photos[0]))])

@@ -38,7 +38,17 @@ class TritonModelException(Exception):
 
 
 class TritonError:
-    def __init__(self, message, code=None):
+    # Triton's codes (python_backend's pb_utils.TritonError, TRITONSERVER_Error_Code order).
+    UNKNOWN = 0
+    INTERNAL = 1
+    NOT_FOUND = 2
+    INVALID_ARG = 3
+    UNAVAILABLE = 4
+    UNSUPPORTED = 5
+    ALREADY_EXISTS = 6
+    CANCELLED = 7
+
+    def __init__(self, message, code=INTERNAL):
         self._message = message
         self._code = code
 
