@@ -23,6 +23,7 @@ import { classify } from './classification.js';
 import { ServerError, internal, invalidArg, toServerError } from './errors.js';
 import type { ServingVersion } from './model-manager.js';
 import type { SystemSharedMemoryManager } from './shared-memory.js';
+import { checkStringInput } from './string-inputs.js';
 import type {
   CoreInferInput,
   CoreInferOutput,
@@ -340,6 +341,7 @@ export function prepareRequest(
     } else {
       throw invalidArg(`${prefix}input '${input.name}' has no data`);
     }
+    if (expected === 'BYTES') checkStringInput(serving.definition.backend, data, input.name, model, prefix);
     // Reshape to what the model itself expects.
     let shape: readonly number[] = input.shape;
     if (cfg.reshape !== undefined) {
