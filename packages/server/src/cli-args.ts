@@ -273,6 +273,30 @@ export const FLAGS: Readonly<Record<string, FlagSpec>> = {
     help: "Largest gRPC message received or sent (tritonserver-ts only; tritonserver's is fixed at 2147483647). Over it: RESOURCE_EXHAUSTED.",
     default: String(GRPC_MAX_MESSAGE_BYTES),
   },
+  'grpc-send-timeout-secs': {
+    kind: 'int',
+    arg: '<secs>',
+    help: 'A gRPC connection whose client takes none of its waiting answers for this long is closed, cancelling its calls (tritonserver-ts only; as --http-send-timeout-secs).',
+    default: '60',
+  },
+  'grpc-max-connection-output-bytes': {
+    kind: 'int',
+    arg: '<bytes>',
+    help: 'Unread answer bytes one gRPC connection (or one stream) may hold; over it new unary calls get RESOURCE_EXHAUSTED and streams stop reading requests (tritonserver-ts only).',
+    default: String(64 * 1024 * 1024),
+  },
+  'grpc-stream-max-inflight-requests': {
+    kind: 'int',
+    arg: '<count>',
+    help: 'Requests one ModelStreamInfer stream may have in flight before it stops reading more; HTTP/2 flow control holds the client (tritonserver-ts only).',
+    default: '128',
+  },
+  'grpc-max-concurrent-streams': {
+    kind: 'int',
+    arg: '<count>',
+    help: 'HTTP/2 streams (calls) one gRPC connection may have open at once (tritonserver-ts only).',
+    default: '1024',
+  },
   'trace-config': {
     kind: 'list',
     arg: '[<mode>,]<setting>=<value>',

@@ -116,6 +116,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     if (options.grpcPort !== undefined) {
       grpc = await startGrpcServer(core, {
         ...options.grpc,
+        // One in-flight budget for request bodies of both front ends.
+        ...(http !== undefined ? { bodyBudget: http.bodyBudget } : {}),
         port: options.grpcPort,
         host: options.grpcAddress ?? '127.0.0.1',
       });

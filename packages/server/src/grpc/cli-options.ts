@@ -133,6 +133,10 @@ export function grpcOptionsFromFlags(flags: FlagReader): GrpcFlagResult {
       ? { maxConnectionAgeGraceMs: flags.int('grpc-max-connection-age-grace', 1) }
       : {}),
     maxMessageBytes: flags.int('grpc-max-message-bytes', 1, GRPC_MAX_MESSAGE_BYTES),
+    sendTimeoutMs: flags.int('grpc-send-timeout-secs', 1, 2_147_483) * 1000,
+    maxConnectionOutputBytes: flags.int('grpc-max-connection-output-bytes', 1),
+    streamMaxInflightRequests: flags.int('grpc-stream-max-inflight-requests', 1),
+    maxConcurrentStreams: flags.int('grpc-max-concurrent-streams', 1, 2_147_483_647),
     ...(useSsl
       ? {
           tls: {

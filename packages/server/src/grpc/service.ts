@@ -5,12 +5,13 @@
  * line per call (`--log-verbose=1`), as the HTTP front end does.
  * @packageDocumentation
  */
-import type {
-  ServerDuplexStream,
-  ServerUnaryCall,
-  ServiceDefinition,
-  UntypedServiceImplementation,
-  sendUnaryData,
+import {
+  status as GrpcStatus,
+  type ServerDuplexStream,
+  type ServerUnaryCall,
+  type ServiceDefinition,
+  type UntypedServiceImplementation,
+  type sendUnaryData,
 } from '@grpc/grpc-js';
 import type { ModelInferRequest, ModelStreamInferResponse } from '@tritonserver-ts/client/protocol/grpc';
 
@@ -33,14 +34,39 @@ import {
 import { modelStatistics } from './handlers/statistics.js';
 import { serveStream } from './handlers/stream.js';
 import type { CallContext, UnaryHandler } from './handlers/types.js';
+import { DEFAULT_GRPC_MAX_CONNECTION_OUTPUT_BYTES, type GrpcOutputGuard } from './output-guard.js';
+import { releaseRequestMemory } from './inflate.js';
 import { restrictionRefusal } from './restrictions.js';
-import { grpcErrorFor } from './status.js';
+import { grpcError, grpcErrorFor } from './status.js';
 import { isUnparsable, unparsableError } from './unparsable.js';
 
-/** Counts calls in flight so shutdown can wait for them. */
+/** Counts calls in flight so shutdown can wait for them, and drains open streams. */
 export class CallTracker {
   #count = 0;
   #waiters: (() => void)[] = [];
+  readonly #drains = new Set<() => void>();
+  #draining = false;
+
+  /**
+   * Registers an open stream's drain, run by {@link CallTracker.drain} (at once when draining
+   * already); returns the unregistration.
+   */
+  onDrain(drain: () => void): () => void {
+    if (this.#draining) {
+      drain();
+      return () => undefined;
+    }
+    this.#drains.add(drain);
+    return () => this.#drains.delete(drain);
+  }
+
+  /** Shutdown: every open stream reads no more requests and ends once its answers are written. */
+  drain(): void {
+    this.#draining = true;
+    const drains = [...this.#drains];
+    this.#drains.clear();
+    for (const d of drains) d();
+  }
 
   /** Calls (and open streams) in flight. */
   get count(): number {
@@ -72,7 +98,16 @@ export class CallTracker {
 /** Options of {@link createImplementations}. */
 export interface ServiceOptions extends InferHandlerOptions {
   readonly restrictions?: Restrictions;
+  /** Unread output per connection: calls on a connection over its cap are held back or refused. */
+  readonly outputGuard?: GrpcOutputGuard;
+  /** `--grpc-stream-max-inflight-requests`: requests one stream may have in flight before it stops reading. */
+  readonly streamMaxInflightRequests?: number;
+  /** `--grpc-max-connection-output-bytes`: unread answer bytes after which a stream stops reading. */
+  readonly maxStreamOutputBytes?: number;
 }
+
+/** Default of `--grpc-stream-max-inflight-requests`. */
+export const DEFAULT_GRPC_STREAM_MAX_INFLIGHT_REQUESTS = 128;
 
 /** The unary RPCs of `inference.GRPCInferenceService` by name. */
 function unaryHandlers(options: ServiceOptions): Record<string, UnaryHandler<never, unknown>> {
@@ -132,6 +167,17 @@ function unary(
       callback(refusal);
       return;
     }
+    const guard = options.outputGuard;
+    if (guard !== undefined) {
+      const peer = call.getPeer();
+      if (guard.overCap(peer)) {
+        // The client reads none of the answers it already has: it gets no more.
+        logCall(core, method, 'RESOURCE_EXHAUSTED', receivedAt);
+        done();
+        callback(grpcError(GrpcStatus.RESOURCE_EXHAUSTED, guard.overCapMessage(peer)));
+        return;
+      }
+    }
     const ctx: CallContext = { core, metadata: call.metadata, signal: controller.signal, receivedAt };
     void (async () => {
       try {
@@ -142,6 +188,7 @@ function unary(
         logCall(core, method, toServerError(error).kind, receivedAt);
         callback(grpcErrorFor(error));
       } finally {
+        releaseRequestMemory(call.request);
         done();
       }
     })();
@@ -176,7 +223,18 @@ export function createInferenceImplementation(
           done();
           return;
         }
-        serveStream(core, call, options, { onDone: done });
+        const guard = options.outputGuard;
+        const peer = call.getPeer();
+        serveStream(core, call, options, {
+          onDone: done,
+          registerDrain: (drain) => tracker.onDrain(drain),
+          limits: {
+            maxInflightRequests:
+              options.streamMaxInflightRequests ?? DEFAULT_GRPC_STREAM_MAX_INFLIGHT_REQUESTS,
+            maxOutputBytes: options.maxStreamOutputBytes ?? DEFAULT_GRPC_MAX_CONNECTION_OUTPUT_BYTES,
+            ...(guard !== undefined ? { connectionOverCap: () => guard.overCap(peer) } : {}),
+          },
+        });
       };
       continue;
     }

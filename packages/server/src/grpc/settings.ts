@@ -2,6 +2,7 @@
  * Options of the gRPC front end.
  * @packageDocumentation
  */
+import type { MemoryBudget } from '../http/memory-budget.js';
 import type { Restrictions } from '../http/restricted-api.js';
 
 /** PEM files of `--grpc-use-ssl` / `--grpc-use-ssl-mutual`. */
@@ -38,4 +39,27 @@ export interface GrpcServerSettings {
   readonly maxMessageBytes?: number;
   /** `--grpc-header-forward-pattern`: matching metadata becomes string request parameters. */
   readonly headerForwardPattern?: RegExp;
+  /**
+   * `--grpc-send-timeout-secs` in ms (this project's): a connection with answers waiting whose client
+   * takes none of them for this long is closed. Default 60000 (as HTTP's).
+   */
+  readonly sendTimeoutMs?: number;
+  /**
+   * `--grpc-max-connection-output-bytes` (this project's): unread answer bytes one connection may hold;
+   * over it, new unary calls are refused with RESOURCE_EXHAUSTED and its streams stop reading
+   * requests; one stream stops reading past it on its own too. Default 64 MiB.
+   */
+  readonly maxConnectionOutputBytes?: number;
+  /**
+   * `--grpc-stream-max-inflight-requests` (this project's): requests one `ModelStreamInfer` stream may
+   * have in flight before it stops reading more (HTTP/2 flow control holds the client). Default 128.
+   */
+  readonly streamMaxInflightRequests?: number;
+  /** `--grpc-max-concurrent-streams` (this project's): HTTP/2 streams per connection. Default 1024. */
+  readonly maxConcurrentStreams?: number;
+  /**
+   * The in-flight request budget shared with the HTTP front end (`--http-max-inflight-body-bytes`):
+   * compressed messages are inflated within it. Absent: a budget of the HTTP default.
+   */
+  readonly bodyBudget?: MemoryBudget;
 }

@@ -10,6 +10,8 @@
  */
 import { Metadata, status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
 
+import { adoptMessageMemory, withInflatePolicy, type InflatePolicy } from './inflate.js';
+
 /** Stands for a request message that did not decode. */
 export const UNPARSABLE: unique symbol = Symbol('unparsable gRPC request');
 
@@ -26,21 +28,29 @@ export function unparsableError(): Partial<ServiceError> {
   return { code: GrpcStatus.INTERNAL, details: UNABLE_TO_PARSE_REQUEST, metadata: new Metadata() };
 }
 
-/** `definition` with request deserializers that return {@link UNPARSABLE} instead of throwing. */
-export function tolerantDefinition<D extends object>(definition: D): D {
+/**
+ * `definition` with request deserializers that return {@link UNPARSABLE} instead of throwing; with
+ * an `inflate` policy, compressed requests are inflated within it (see `inflate.ts`).
+ */
+export function tolerantDefinition<D extends object>(definition: D, inflate?: InflatePolicy): D {
   const out: Record<string, unknown> = {};
   const methods = Object.entries(definition) as [string, { requestDeserialize: (b: Buffer) => unknown }][];
   for (const [key, method] of methods) {
     const decode = method.requestDeserialize;
+    const requestDeserialize = (bytes: Buffer): unknown => {
+      let request: unknown;
+      try {
+        request = decode(bytes);
+      } catch {
+        request = UNPARSABLE;
+      }
+      if (inflate !== undefined) adoptMessageMemory(bytes, request);
+      return request;
+    };
     out[key] = {
       ...method,
-      requestDeserialize: (bytes: Buffer): unknown => {
-        try {
-          return decode(bytes);
-        } catch {
-          return UNPARSABLE;
-        }
-      },
+      requestDeserialize:
+        inflate !== undefined ? withInflatePolicy(requestDeserialize, inflate) : requestDeserialize,
     };
   }
   return out as D;

@@ -16,12 +16,36 @@ describe('gRPC flags', () => {
     expect(o.server.grpcAddress).toBe('0.0.0.0');
     expect(o.server.grpc?.tls).toBeUndefined();
     expect(channelOptions({ port: 8001, host: '0.0.0.0', ...o.server.grpc })).toEqual({
+      'grpc.max_concurrent_streams': 1024,
       'grpc.max_receive_message_length': 2147483647,
       'grpc.max_send_message_length': 2147483647,
       'grpc.keepalive_time_ms': 7200000,
       'grpc.keepalive_timeout_ms': 20000,
     });
+    // This project's memory limits (issue 23), as HTTP's.
+    expect(o.server.grpc?.sendTimeoutMs).toBe(60_000);
+    expect(o.server.grpc?.maxConnectionOutputBytes).toBe(64 * 1024 * 1024);
+    expect(o.server.grpc?.streamMaxInflightRequests).toBe(128);
     expect(o.warnings).toEqual([]);
+  });
+
+  it('applies the gRPC memory limits (issue 23)', () => {
+    const o = parseArgs([
+      ...base,
+      '--grpc-send-timeout-secs=5',
+      '--grpc-max-connection-output-bytes=1048576',
+      '--grpc-stream-max-inflight-requests=8',
+      '--grpc-max-concurrent-streams=16',
+    ]);
+    expect(o.server.grpc).toMatchObject({
+      sendTimeoutMs: 5000,
+      maxConnectionOutputBytes: 1048576,
+      streamMaxInflightRequests: 8,
+      maxConcurrentStreams: 16,
+    });
+    expect(channelOptions({ port: 1, host: 'h', ...o.server.grpc })['grpc.max_concurrent_streams']).toBe(16);
+    expect(() => parseArgs([...base, '--grpc-send-timeout-secs=0'])).toThrow();
+    expect(() => parseArgs([...base, '--grpc-max-concurrent-streams=0'])).toThrow();
   });
 
   it('--allow-grpc=false starts no gRPC server', () => {
@@ -43,6 +67,7 @@ describe('gRPC flags', () => {
     expect(o.server.grpcPort).toBe(9001);
     expect(o.server.grpcAddress).toBe('127.0.0.1');
     expect(channelOptions({ port: 9001, host: '127.0.0.1', ...o.server.grpc })).toEqual({
+      'grpc.max_concurrent_streams': 1024,
       'grpc.max_receive_message_length': 1048576,
       'grpc.max_send_message_length': 1048576,
       'grpc.keepalive_time_ms': 1000,

@@ -21,7 +21,10 @@ export interface MemoryServerOptions {
   readonly models: readonly string[];
   readonly http: Omit<HttpServerOptions, 'port' | 'host'>;
   /** Serve gRPC too, with these settings (JSON-able ones only). */
-  readonly grpc?: Omit<GrpcServerSettings, 'port' | 'host' | 'headerForwardPattern' | 'restrictions'>;
+  readonly grpc?: Omit<
+    GrpcServerSettings,
+    'port' | 'host' | 'headerForwardPattern' | 'restrictions' | 'bodyBudget'
+  >;
   /** More options of the core (JSON-able ones only). */
   readonly core?: Partial<Omit<InferenceServerOptions, 'modelRepositories' | 'logSink'>>;
 }
@@ -37,6 +40,10 @@ export interface MemoryServerStats {
   readonly unsentResponseBytes: number;
   readonly connectionsCut: number;
   readonly connections: number;
+  /** gRPC (when served): unread answer bytes, connections closed by the send timeout, connections open. */
+  readonly grpcUnsentBytes?: number;
+  readonly grpcConnectionsCut?: number;
+  readonly grpcConnections?: number;
 }
 
 const options = JSON.parse(process.argv[2] ?? '{}') as MemoryServerOptions;
@@ -50,7 +57,12 @@ const core = await InferenceServer.create({
 const http = await startHttpServer(core, { ...options.http, port: 0, host: '127.0.0.1' });
 const grpc: GrpcServerHandle | undefined =
   options.grpc !== undefined
-    ? await startGrpcServer(core, { ...options.grpc, port: 0, host: '127.0.0.1' })
+    ? await startGrpcServer(core, {
+        ...options.grpc,
+        port: 0,
+        host: '127.0.0.1',
+        bodyBudget: http.bodyBudget,
+      })
     : undefined;
 const gc = (globalThis as { gc?: () => void }).gc;
 
@@ -69,6 +81,13 @@ process.on('message', (message: unknown) => {
         unsentResponseBytes: http.responseWriter.unsentBytes,
         connectionsCut: http.responseWriter.connectionsCut,
         connections,
+        ...(grpc !== undefined
+          ? {
+              grpcUnsentBytes: grpc.outputGuard.unsentBytes,
+              grpcConnectionsCut: grpc.outputGuard.connectionsCut,
+              grpcConnections: grpc.outputGuard.connections,
+            }
+          : {}),
       };
       process.send?.(stats);
     });

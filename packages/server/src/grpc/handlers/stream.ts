@@ -27,6 +27,7 @@ import {
 import { toServerError, type ServerError } from '../../core/errors.js';
 import type { InferenceServer } from '../../core/server.js';
 import { boolParameter, encodeGrpcInferResponse } from '../infer-response.js';
+import { releaseRequestMemory } from '../inflate.js';
 import { message } from '../messages.js';
 import { grpcErrorFor } from '../status.js';
 import { isUnparsable, type UNPARSABLE } from '../unparsable.js';
@@ -37,11 +38,34 @@ import { StreamWriter } from './stream-writer.js';
 /** tritonserver's header that turns per-request stream errors into the stream's status. */
 export const TRITON_GRPC_ERROR_HEADER = 'triton_grpc_error';
 
-/** What a stream reports to the front end (in-flight tracking). */
+/** What a stream reports to the front end (in-flight tracking), and how it is held back. */
 export interface StreamHooks {
   /** Called once when the stream has finished (ended, failed or cancelled). */
   readonly onDone: () => void;
+  /**
+   * Registers the stream's drain (shutdown: read no more requests, answer those in flight, end with
+   * OK); returns the unregistration, called when the stream finishes.
+   */
+  readonly registerDrain?: (drain: () => void) => () => void;
+  /** When the stream stops reading requests (see {@link StreamFlowLimits}). */
+  readonly limits?: StreamFlowLimits;
 }
+
+/**
+ * A stream stops reading requests (HTTP/2 flow control then holds the client back) while any of
+ * these holds, and reads again once none does (issue 23, item 1).
+ */
+export interface StreamFlowLimits {
+  /** Requests read and not yet answered (`--grpc-stream-max-inflight-requests`). */
+  readonly maxInflightRequests: number;
+  /** Bytes of answers the client has not taken (`--grpc-max-connection-output-bytes`). */
+  readonly maxOutputBytes: number;
+  /** True while the stream's connection holds more unread output than its cap. */
+  readonly connectionOverCap?: () => boolean;
+}
+
+/** How often a held-back stream looks again at its connection's output. */
+const FLOW_RECHECK_MS = 50;
 
 /** Whether `request` names a decoupled model (false when the model cannot be resolved: its error comes later). */
 function isDecoupled(core: InferenceServer, request: ModelInferRequest): boolean {
@@ -69,16 +93,52 @@ export function serveStream(
   setMaxListeners(0, controller.signal);
   const grpcErrorMode = call.metadata.get(TRITON_GRPC_ERROR_HEADER)[0] === 'true';
   let finished = false;
-  const writer = new StreamWriter(call, controller.signal, () => finished);
+  const limits = hooks.limits;
+  // Set below; the writer reports each message its client took.
+  let regulate = (): void => undefined;
+  const writer = new StreamWriter(
+    call,
+    controller.signal,
+    () => finished,
+    () => regulate(),
+  );
   // Answers of non-decoupled models, in request order.
   let ordered: Promise<void> = Promise.resolve();
   // Requests read and not yet complete.
   let inFlight = 0;
   let readsDone = false;
 
+  let paused = false;
+  let recheck: NodeJS.Timeout | undefined;
+  const mustWait = (): boolean =>
+    limits !== undefined &&
+    (inFlight >= limits.maxInflightRequests ||
+      writer.pendingBytes > limits.maxOutputBytes ||
+      (limits.connectionOverCap?.() ?? false));
+  regulate = (): void => {
+    if (limits === undefined) return;
+    if (!finished && !readsDone && mustWait()) {
+      if (paused) return;
+      paused = true;
+      call.pause();
+      recheck = setInterval(regulate, FLOW_RECHECK_MS).unref();
+      return;
+    }
+    if (!paused) return;
+    paused = false;
+    clearInterval(recheck);
+    recheck = undefined;
+    if (!finished && !readsDone) call.resume();
+  };
+
+  // Set once the stream's drain is registered (below).
+  const drainRegistration: { unregister?: () => void } = {};
   const finish = (): void => {
     if (finished) return;
     finished = true;
+    clearInterval(recheck);
+    recheck = undefined;
+    drainRegistration.unregister?.();
     hooks.onDone();
   };
   const stop = (): void => {
@@ -106,15 +166,25 @@ export function serveStream(
       finish();
     });
   };
-  const complete = (): void => {
+  const complete = (request: ModelInferRequest): void => {
+    // An inflated request's memory goes back to the in-flight budget.
+    releaseRequestMemory(request);
     inFlight -= 1;
     endIfDone();
+    regulate();
   };
   const endReads = (): void => {
     if (readsDone) return;
     readsDone = true;
+    regulate();
     void ordered.then(endIfDone);
   };
+  // Shutdown: no more requests are read; those in flight are answered, then the stream ends with OK.
+  const unregister = hooks.registerDrain?.(() => {
+    call.pause();
+    endReads();
+  });
+  if (unregister !== undefined) drainRegistration.unregister = unregister;
 
   call.on('data', (request: ModelInferRequest | typeof UNPARSABLE) => {
     if (finished || readsDone) return;
@@ -128,6 +198,7 @@ export function serveStream(
     inFlight += 1;
     if (isDecoupled(core, request)) serveDecoupled(request, receivedAt);
     else serveOrdered(request, receivedAt);
+    regulate();
   });
 
   /** A request to a decoupled model: its responses are written as they come. */
@@ -146,7 +217,7 @@ export function serveStream(
       );
     } catch (error) {
       refuse(toServerError(error), false);
-      complete();
+      complete(request);
       return;
     }
     void runDecoupled(
@@ -160,7 +231,7 @@ export function serveStream(
         ...(grpcErrorMode ? { fail: failStream } : {}),
       },
       refuse,
-    ).finally(complete);
+    ).finally(() => complete(request));
   };
 
   /** A request to a model that is not decoupled: one answer, in request order. */
@@ -200,7 +271,7 @@ export function serveStream(
       const outcome = await result;
       if (outcome instanceof Error) failStream(outcome);
       else writer.write(outcome.answer, outcome.sent);
-      complete();
+      complete(request);
     });
   };
 
