@@ -8,7 +8,12 @@
  * produced, and inflation stops with RESOURCE_EXHAUSTED the moment the message passes
  * `--grpc-max-message-bytes` or the budget, so memory never holds more than the budget allows. The
  * reservation is held by the decoded request until its call returns it ({@link releaseRequestMemory})
- * or the call's stream closes.
+ * or the call's stream closes. Uncompressed messages are counted too, from the moment they are
+ * decoded (grpc-js has already read them): a message the budget cannot hold becomes
+ * {@link OverBudget} and its call is refused with UNAVAILABLE (HTTP's 503 for the same budget: the
+ * request is fine, retry later), so decoded requests of both
+ * front ends in flight stay within one budget. A request that is dropped without being returned
+ * (a stream cancelled with requests still buffered) gives its reservation back when it is collected.
  *
  * grpc-js has no hook for this: the step is `BaseServerInterceptingCall.prototype.decompressMessage`
  * (grpc-js 1.14), replaced once per process; methods without a policy (other servers, other
@@ -35,6 +40,23 @@ const POLICY = Symbol('tritonserver-ts inflate policy');
 const bufferReservations = new WeakMap<Buffer, Reservation>();
 /** Reservations of decoded requests, until their call returns them. */
 const requestReservations = new WeakMap<object, Reservation>();
+/** A request dropped without being returned gives its memory back when it is collected. */
+const collected = new FinalizationRegistry<Reservation>((reservation) => reservation.release());
+
+/** Stands for a request whose message the in-flight budget could not hold (see the module comment). */
+export class OverBudget {
+  constructor(
+    /** The budget's refusal, for the call's status. */
+    readonly message: string,
+    /** The request's `id` when it has one (a stream's in-band answer carries it). */
+    readonly id: string,
+  ) {}
+}
+
+/** True when `message` is a request the in-flight budget could not hold. */
+export function isOverBudget(message: unknown): message is OverBudget {
+  return message instanceof OverBudget;
+}
 
 /** Marks `deserialize` (a method's request deserializer) as inflating under `policy`. */
 export function withInflatePolicy<F extends (bytes: Buffer) => unknown>(
@@ -60,8 +82,38 @@ export function adoptMessageMemory(bytes: Buffer, request: unknown): void {
   const reservation = bufferReservations.get(bytes);
   if (reservation === undefined) return;
   bufferReservations.delete(bytes);
-  if (typeof request === 'object' && request !== null) requestReservations.set(request, reservation);
-  else reservation.release();
+  hold(request, reservation);
+}
+
+function hold(request: unknown, reservation: Reservation): void {
+  if (typeof request !== 'object' || request === null) {
+    reservation.release();
+    return;
+  }
+  requestReservations.set(request, reservation);
+  collected.register(request, reservation, reservation);
+}
+
+/**
+ * Called by a deserializer with the bytes it decoded into `request` under `policy`: an inflated
+ * message's reservation passes to the request; an uncompressed message is reserved now. Returns
+ * `request`, or {@link OverBudget} when the budget cannot hold the message.
+ */
+export function accountMessage(bytes: Buffer, request: unknown, policy: InflatePolicy): unknown {
+  if (bufferReservations.has(bytes)) {
+    adoptMessageMemory(bytes, request);
+    return request;
+  }
+  if (typeof request !== 'object' || request === null) return request;
+  const reservation = policy.budget.open();
+  try {
+    reservation.grow(bytes.byteLength);
+  } catch (error) {
+    const id = (request as { id?: unknown }).id;
+    return new OverBudget((error as Error).message, typeof id === 'string' ? id : '');
+  }
+  hold(request, reservation);
+  return request;
 }
 
 /** Returns the memory `request`'s inflated message held to the budget (idempotent). */
@@ -70,6 +122,7 @@ export function releaseRequestMemory(request: unknown): void {
   const reservation = requestReservations.get(request);
   if (reservation === undefined) return;
   requestReservations.delete(request);
+  collected.unregister(reservation);
   reservation.release();
 }
 

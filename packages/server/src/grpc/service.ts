@@ -35,7 +35,7 @@ import { modelStatistics } from './handlers/statistics.js';
 import { serveStream } from './handlers/stream.js';
 import type { CallContext, UnaryHandler } from './handlers/types.js';
 import { DEFAULT_GRPC_MAX_CONNECTION_OUTPUT_BYTES, type GrpcOutputGuard } from './output-guard.js';
-import { releaseRequestMemory } from './inflate.js';
+import { isOverBudget, releaseRequestMemory } from './inflate.js';
 import { restrictionRefusal } from './restrictions.js';
 import { grpcError, grpcErrorFor } from './status.js';
 import { isUnparsable, unparsableError } from './unparsable.js';
@@ -156,6 +156,11 @@ function unary(
       callback(unparsableError());
       return;
     }
+    if (isOverBudget(call.request)) {
+      // Decoded requests in flight, over both front ends, already fill the budget.
+      callback(grpcError(GrpcStatus.UNAVAILABLE, call.request.message));
+      return;
+    }
     const receivedAt = process.hrtime.bigint();
     const done = tracker.start();
     const controller = new AbortController();
@@ -163,6 +168,7 @@ function unary(
     const refusal = restrictionRefusal(options.restrictions, restrictionName, call.metadata);
     if (refusal !== undefined) {
       logCall(core, method, 'UNAVAILABLE', receivedAt);
+      releaseRequestMemory(call.request);
       done();
       callback(refusal);
       return;
@@ -173,6 +179,7 @@ function unary(
       if (guard.overCap(peer)) {
         // The client reads none of the answers it already has: it gets no more.
         logCall(core, method, 'RESOURCE_EXHAUSTED', receivedAt);
+        releaseRequestMemory(call.request);
         done();
         callback(grpcError(GrpcStatus.RESOURCE_EXHAUSTED, guard.overCapMessage(peer)));
         return;

@@ -10,7 +10,7 @@
  */
 import { Metadata, status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
 
-import { adoptMessageMemory, withInflatePolicy, type InflatePolicy } from './inflate.js';
+import { accountMessage, withInflatePolicy, type InflatePolicy } from './inflate.js';
 
 /** Stands for a request message that did not decode. */
 export const UNPARSABLE: unique symbol = Symbol('unparsable gRPC request');
@@ -44,8 +44,7 @@ export function tolerantDefinition<D extends object>(definition: D, inflate?: In
       } catch {
         request = UNPARSABLE;
       }
-      if (inflate !== undefined) adoptMessageMemory(bytes, request);
-      return request;
+      return inflate !== undefined ? accountMessage(bytes, request, inflate) : request;
     };
     out[key] = {
       ...method,

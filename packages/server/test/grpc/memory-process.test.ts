@@ -336,6 +336,45 @@ describe('gRPC memory of a server process under the issue 23 attacks', () => {
     expect((await status(ok)).code).toBe(0);
   }, 60_000);
 
+  it('item 3: uncompressed requests in flight count in the budget shared with HTTP; refused ones get UNAVAILABLE and all is returned', async () => {
+    const c = await startChild({
+      models: ['slow_identity'],
+      http: { maxInflightBodyBytes: 8 * MiB },
+      grpc: {},
+    });
+    const n = (3 * MiB) / 4;
+    const request = frame(
+      Buffer.from(
+        encodeInferCall({
+          modelName: 'slow_identity',
+          inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [1, n], data: new Float32Array(n).fill(2) }],
+        }),
+      ),
+    );
+    // Six 3 MiB requests at once to a model that takes 50 ms each, one at a time: two fit in 8 MiB.
+    const answers = await Promise.all(
+      [0, 1, 2, 3, 4, 5].map(() => {
+        const stream = call(session(c), 'ModelInfer', {}, true);
+        stream.end(request);
+        return status(stream);
+      }),
+    );
+    const ok = answers.filter((a) => a.code === 0).length;
+    const refused = answers.filter((a) => a.code === 14);
+    console.info(
+      `item 3 (uncompressed): ${ok} served, ${refused.length} refused: ${refused[0]?.message ?? ''}`,
+    );
+    expect(ok).toBeGreaterThanOrEqual(2);
+    expect(refused.length).toBeGreaterThanOrEqual(1);
+    expect(ok + refused.length).toBe(6);
+    for (const r of refused) expect(r.message).toMatch(/--http-max-inflight-body-bytes/);
+    // Every reservation came back: the next request is served.
+    expect(await until(async () => (await c.stats()).bodyBudgetUsed === 0, 5000)).toBe(true);
+    const again = call(session(c), 'ModelInfer', {}, true);
+    again.end(request);
+    expect((await status(again)).code).toBe(0);
+  }, 30_000);
+
   it('item 8: a connection may open at most the documented number of concurrent streams', async () => {
     const c = await startChild({ models: ['identity_fp32'], http: {}, grpc: { maxConcurrentStreams: 64 } });
     const s = session(c);

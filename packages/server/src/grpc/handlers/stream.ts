@@ -19,15 +19,16 @@ import { setMaxListeners } from 'node:events';
 
 import type { ServerDuplexStream } from '@grpc/grpc-js';
 import {
+  ModelInferRequestSchema,
   ModelStreamInferResponseSchema,
   type ModelInferRequest,
   type ModelStreamInferResponse,
 } from '@tritonserver-ts/client/protocol/grpc';
 
-import { toServerError, type ServerError } from '../../core/errors.js';
+import { ServerError, toServerError } from '../../core/errors.js';
 import type { InferenceServer } from '../../core/server.js';
 import { boolParameter, encodeGrpcInferResponse } from '../infer-response.js';
-import { releaseRequestMemory } from '../inflate.js';
+import { isOverBudget, releaseRequestMemory, type OverBudget } from '../inflate.js';
 import { message } from '../messages.js';
 import { grpcErrorFor } from '../status.js';
 import { isUnparsable, type UNPARSABLE } from '../unparsable.js';
@@ -186,8 +187,22 @@ export function serveStream(
   });
   if (unregister !== undefined) drainRegistration.unregister = unregister;
 
-  call.on('data', (request: ModelInferRequest | typeof UNPARSABLE) => {
-    if (finished || readsDone) return;
+  call.on('data', (request: ModelInferRequest | typeof UNPARSABLE | OverBudget) => {
+    if (finished || readsDone) {
+      releaseRequestMemory(request);
+      return;
+    }
+    if (isOverBudget(request)) {
+      // Decoded requests in flight already fill the budget: answered in-band (or ends the stream
+      // with triton_grpc_error), as any refused request.
+      const refusal = new ServerError('UNAVAILABLE', request.message);
+      if (grpcErrorMode) failStream(refusal);
+      else
+        writer.write(
+          failureAnswer(message(ModelInferRequestSchema, { id: request.id }), refusal.message, false),
+        );
+      return;
+    }
     if (isUnparsable(request)) {
       // gRPC C++ reports a message that does not decode as a failed read, which tritonserver
       // takes for the end of the client's messages.
