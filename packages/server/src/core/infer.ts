@@ -30,6 +30,7 @@ import type {
   CoreInferRequest,
   CoreInferResponse,
   ParameterValue,
+  SharedMemoryRef,
 } from './types.js';
 
 /** `[1,2,3]` like Triton's `DimsListToString`. */
@@ -154,6 +155,8 @@ function configIndex(config: ModelConfig): ConfigIndex {
 /** Options of {@link runInference}. */
 export interface InferOptions {
   readonly sharedMemory: SystemSharedMemoryManager;
+  /** The bytes of the request's shared-memory inputs, read beforehand (`shared-memory-inputs.ts`). */
+  readonly sharedMemoryInputs?: ReadonlyMap<SharedMemoryRef, Uint8Array>;
   /** Refuse decoupled models (HTTP `/infer`). */
   readonly refuseDecoupled?: boolean;
 }
@@ -320,7 +323,8 @@ export function prepareRequest(
     const count = elementCount(input.shape);
     let data: TensorData;
     if (input.sharedMemory !== undefined) {
-      const bytes = options.sharedMemory.read(input.sharedMemory);
+      const bytes = options.sharedMemoryInputs?.get(input.sharedMemory);
+      if (bytes === undefined) throw internal(`input '${input.name}' in shared memory was not read`);
       data = decodeRaw(expected, bytes, count, input.name, model);
     } else if (input.raw !== undefined) {
       data = decodeRaw(expected, input.raw, count, input.name, model);

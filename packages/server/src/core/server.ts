@@ -20,6 +20,11 @@ import { prepareRequest, runPrepared } from './infer.js';
 import { Logger, type LogSettings, type LogSettingsUpdate } from './logging.js';
 import { ModelManager, type ModelServices, type StartupResult } from './model-manager.js';
 import { CudaSharedMemoryManager, SystemSharedMemoryManager } from './shared-memory.js';
+import {
+  hasSharedMemoryInputs,
+  readSharedMemoryInputs,
+  type SharedMemoryInputs,
+} from './shared-memory-inputs.js';
 import type { TraceSettings, TraceSettingsUpdate } from './trace.js';
 import { TraceManager, type ActiveTrace } from './tracing.js';
 import type {
@@ -88,6 +93,11 @@ export interface InferenceServerOptions {
    * false, as in Triton: register and unregister then answer UNSUPPORTED.
    */
   readonly allowClientShm?: boolean;
+  /**
+   * `--client-shm-max-regions` (this project's): system shared-memory regions that may be registered
+   * at once; past it a registration is refused (400 / INVALID_ARGUMENT). Default 1024.
+   */
+  readonly sharedMemoryMaxRegions?: number;
   /** Python backend settings (`--backend-config=python,…`); its log lines go to {@link logger}. */
   readonly python?: Omit<PythonBackendSettings, 'log'>;
 }
@@ -118,10 +128,11 @@ export class InferenceServer {
       this.logger.warn(`trace level is not OFF but no request will be traced: ${traceProblem}`);
     }
     this.#strictReadiness = options.strictReadiness ?? true;
-    this.systemSharedMemory = new SystemSharedMemoryManager(
-      options.sharedMemoryDir,
-      options.allowClientShm ?? false,
-    );
+    this.systemSharedMemory = new SystemSharedMemoryManager({
+      ...(options.sharedMemoryDir !== undefined ? { dir: options.sharedMemoryDir } : {}),
+      allowClientShm: options.allowClientShm ?? false,
+      ...(options.sharedMemoryMaxRegions !== undefined ? { maxRegions: options.sharedMemoryMaxRegions } : {}),
+    });
     this.cudaSharedMemory = new CudaSharedMemoryManager(this.systemSharedMemory);
     const resolveOptions: ResolveModelOptions = {
       ...(options.modelConfigName !== undefined ? { modelConfigName: options.modelConfigName } : {}),
@@ -282,6 +293,8 @@ export class InferenceServer {
    * @param options.onAccepted - called once the request passed validation and its scheduler queued
    *   it (`QUEUE_START`): from then on a failure is the response's error, not a refusal (the gRPC
    *   stream answers the two differently, as tritonserver).
+   * Inputs in shared memory are read first, within the request's `inputBudget`, off the event loop
+   * (`shared-memory-inputs.ts`); their bytes leave the in-flight budget when the request is answered.
    */
   async infer(
     request: CoreInferRequest,
@@ -291,9 +304,13 @@ export class InferenceServer {
     const serving = this.models.resolve(request.modelName, request.modelVersion);
     const trace = options.trace;
     trace?.requestStart(serving.name, serving.version, request.id, start);
+    let shm: SharedMemoryInputs | undefined;
     try {
+      if (hasSharedMemoryInputs(request))
+        shm = await readSharedMemoryInputs(request, this.systemSharedMemory);
       const inferOptions = {
         sharedMemory: this.systemSharedMemory,
+        ...(shm !== undefined ? { sharedMemoryInputs: shm.bytes } : {}),
         ...(options.refuseDecoupled !== undefined ? { refuseDecoupled: options.refuseDecoupled } : {}),
       };
       let prepared = prepareRequest(serving, request, inferOptions, start);
@@ -312,11 +329,12 @@ export class InferenceServer {
       }
       return await runPrepared(serving, request, prepared, inferOptions);
     } finally {
+      shm?.release();
       trace?.capture('REQUEST_END', process.hrtime.bigint());
     }
   }
 
-  /** Stops serving: not live/ready any more, drains every model, closes shared memory. */
+  /** Stops serving: not live/ready any more, drains every model, forgets the shared-memory regions. */
   async shutdown(): Promise<void> {
     this.#live = false;
     await this.models.stop();

@@ -1,14 +1,20 @@
 /**
  * Triton's system shared-memory extension, for real: a region is a POSIX shared-memory object
- * (`/dev/shm/<key>`, the file `shm_open(key)` creates on Linux) opened when registered. Inputs are
+ * (`/dev/shm/<key>`, the file `shm_open(key)` creates on Linux), checked when registered. Inputs are
  * read from and outputs written to `region offset + tensor offset` with positioned file I/O, so
  * clients such as `tritonclient.utils.shared_memory` work unchanged.
+ *
+ * No descriptor is kept per region (issue 23 item 5: one per region let registrations use up the
+ * process's file limit): each read or write opens the object again (`O_NOFOLLOW`), checks that it is
+ * still the file registered (same device and inode, long enough) and closes it. Inputs are read off
+ * the event loop in bounded chunks; the number of regions is capped (`--client-shm-max-regions`).
  *
  * CUDA shared memory needs a GPU; every CUDA register call fails the way a Triton build without GPU
  * support answers.
  * @packageDocumentation
  */
-import { closeSync, constants, fstatSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, writeSync, type BigIntStats } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import { ServerError, invalidArg, notFound, unsupported } from './errors.js';
@@ -23,11 +29,24 @@ export interface SystemShmRegionStatus {
 }
 
 interface Region extends SystemShmRegionStatus {
-  readonly fd: number;
+  /** The object's file name under the shared-memory directory. */
+  readonly file: string;
+  /** Device and inode of the object registered: a file put in its place is not used. */
+  readonly dev: bigint;
+  readonly ino: bigint;
 }
 
 /** Where POSIX shared-memory objects live. */
 const SHM_DIR = '/dev/shm';
+
+/** Default of `--client-shm-max-regions` (this project's): registered system regions. */
+export const DEFAULT_MAX_SHM_REGIONS = 1024;
+
+/** Bytes one read call takes from a region: the event loop runs between two of them. */
+export const SHM_READ_CHUNK_BYTES = 4 * 1024 * 1024;
+
+/** Flags every open of an object uses: no symbolic link is followed, a FIFO never blocks the open. */
+const OPEN_FLAGS = constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
 /** Keys Triton keeps for its Python backend's own regions. */
 const RESERVED_KEY_PREFIX = 'triton_python_backend_shm_region_';
@@ -62,19 +81,48 @@ export interface RegisterCudaSharedMemory {
   readonly byteSize?: bigint;
 }
 
+/**
+ * A registration refused because `--client-shm-max-regions` regions are registered already
+ * (INVALID_ARG, like Triton's other refused registrations: HTTP 400, gRPC INVALID_ARGUMENT).
+ */
+export class TooManyShmRegionsError extends ServerError {
+  constructor(name: string, max: number) {
+    super(
+      'INVALID_ARG',
+      `failed to register shared memory region '${name}': ${max} regions are registered, the most this server allows (--client-shm-max-regions)`,
+    );
+    this.name = 'TooManyShmRegionsError';
+  }
+}
+
+/** Options of {@link SystemSharedMemoryManager}. */
+export interface SystemSharedMemoryOptions {
+  /** Directory of the shared-memory objects (default `/dev/shm`; tests may point it elsewhere). */
+  readonly dir?: string;
+  /** `--allow-client-shm`; default false, as in Triton. */
+  readonly allowClientShm?: boolean;
+  /** `--client-shm-max-regions`: regions that may be registered at once; default {@link DEFAULT_MAX_SHM_REGIONS}. */
+  readonly maxRegions?: number;
+}
+
 /** Registered system shared-memory regions. */
 export class SystemSharedMemoryManager {
   readonly #regions = new Map<string, Region>();
+  /** Keys of the registered regions (a key may be registered under one name only). */
+  readonly #keys = new Set<string>();
   readonly #dir: string;
   readonly #allowClientShm: boolean;
+  readonly #maxRegions: number;
 
-  /**
-   * @param dir - directory of the shared-memory objects (tests may point it elsewhere).
-   * @param allowClientShm - `--allow-client-shm`; default false, as in Triton.
-   */
-  constructor(dir = SHM_DIR, allowClientShm = false) {
-    this.#dir = dir;
-    this.#allowClientShm = allowClientShm;
+  constructor(options: SystemSharedMemoryOptions = {}) {
+    this.#dir = options.dir ?? SHM_DIR;
+    this.#allowClientShm = options.allowClientShm ?? false;
+    this.#maxRegions = options.maxRegions ?? DEFAULT_MAX_SHM_REGIONS;
+  }
+
+  /** `--client-shm-max-regions`. */
+  get maxRegions(): number {
+    return this.#maxRegions;
   }
 
   /** Whether clients may register and unregister regions (`--allow-client-shm`). */
@@ -84,9 +132,10 @@ export class SystemSharedMemoryManager {
 
   /**
    * Registers `name` → `key` with Triton's checks and messages, in its order (the wire has already
-   * read and type-checked the fields). The key is opened as `shm_open(key, O_RDWR)` does: one name
-   * directly under the shared-memory directory, symbolic links not followed, and only a regular file
-   * is accepted.
+   * read and type-checked the fields), then this server's cap on regions. The key is opened as
+   * `shm_open(key, O_RDWR)` does: one name directly under the shared-memory directory, symbolic links
+   * not followed, and only a regular file is accepted; it is closed again once checked.
+   * @throws TooManyShmRegionsError when `--client-shm-max-regions` regions are registered
    */
   register(command: RegisterSystemSharedMemory): void {
     this.assertClientShmAllowed();
@@ -103,51 +152,63 @@ export class SystemSharedMemoryManager {
     if (this.#regions.has(name)) {
       throw new ServerError('ALREADY_EXISTS', `shared memory region '${name}' already in manager`);
     }
-    if ([...this.#regions.values()].some((r) => r.key === key)) {
+    if (this.#keys.has(key)) {
       throw invalidArg(
         `registering an active shared memory key, "${key}", under a different name is not currently supported`,
       );
     }
-    const fd = this.#open(file, key);
-    let fileSize: number;
+    if (this.#regions.size >= this.#maxRegions) throw new TooManyShmRegionsError(name, this.#maxRegions);
+    const fd = this.#openSync(file, key, constants.O_RDWR);
+    let stats: BigIntStats;
     try {
-      fileSize = fstatSync(fd).size;
+      stats = fstatSync(fd, { bigint: true });
     } catch (cause) {
+      throw openFailure(key, cause);
+    } finally {
       closeSync(fd);
-      throw new ServerError('INTERNAL', `Unable to open shared memory region: '${key}'`, { cause });
     }
-    if (offset + byteSize > BigInt(fileSize)) {
-      closeSync(fd);
+    if (!stats.isFile()) throw openFailure(key);
+    if (offset + byteSize > stats.size) {
       throw invalidArg(`failed to register shared memory region '${name}': invalid args`);
     }
-    this.#regions.set(name, { name, key, offset: Number(offset), byte_size: Number(byteSize), fd });
+    this.#regions.set(name, {
+      name,
+      key,
+      offset: Number(offset),
+      byte_size: Number(byteSize),
+      file,
+      dev: stats.dev,
+      ino: stats.ino,
+    });
+    this.#keys.add(key);
   }
 
   /**
-   * `shm_open(key, O_RDWR)`: glibc refuses names with another `/` and the names `.` and `..`; the
-   * object is opened without following links (`O_NOFOLLOW`) and must be a regular file.
+   * `shm_open(key, flags)`: glibc refuses names with another `/` and the names `.` and `..`; the
+   * object is opened without following links (`O_NOFOLLOW`).
    */
-  #open(file: string, key: string): number {
-    const refuse = (cause?: unknown): ServerError =>
-      new ServerError('INTERNAL', `Unable to open shared memory region: '${key}'`, { cause });
-    if (file.includes('/') || file.includes('\0') || file === '.' || file === '..') throw refuse();
-    let fd: number;
+  #openSync(file: string, key: string, flags: number): number {
+    if (file.includes('/') || file.includes('\0') || file === '.' || file === '..') throw openFailure(key);
     try {
-      fd = openSync(join(this.#dir, file), constants.O_RDWR | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+      return openSync(join(this.#dir, file), flags | OPEN_FLAGS);
     } catch (cause) {
-      throw refuse(cause);
+      throw openFailure(key, cause);
     }
-    let regular: boolean;
-    try {
-      regular = fstatSync(fd).isFile();
-    } catch {
-      regular = false;
+  }
+
+  /**
+   * Checks that an object opened again for a use is the one registered (same device and inode: not a
+   * file put in its place since) and still holds `end` bytes.
+   */
+  #checkSame(region: Region, stats: BigIntStats, end: number): void {
+    if (stats.dev !== region.dev || stats.ino !== region.ino) {
+      throw invalidArg(
+        `shared memory region '${region.name}' no longer refers to the object registered with key '${region.key}'; register it again`,
+      );
     }
-    if (!regular) {
-      closeSync(fd);
-      throw refuse();
+    if (stats.size < BigInt(end)) {
+      throw invalidArg(`shared memory region '${region.name}' is shorter than registered`);
     }
-    return fd;
   }
 
   /**
@@ -179,13 +240,15 @@ export class SystemSharedMemoryManager {
   }
 
   #close(name?: string): void {
-    const names = name === undefined ? [...this.#regions.keys()] : [name];
-    for (const n of names) {
-      const region = this.#regions.get(n);
-      if (region === undefined) continue;
-      this.#regions.delete(n);
-      closeSync(region.fd);
+    if (name === undefined) {
+      this.#regions.clear();
+      this.#keys.clear();
+      return;
     }
+    const region = this.#regions.get(name);
+    if (region === undefined) return;
+    this.#regions.delete(name);
+    this.#keys.delete(region.key);
   }
 
   /**
@@ -219,25 +282,50 @@ export class SystemSharedMemoryManager {
     return this.#regions.has(name);
   }
 
-  /** Validates a reference without reading it. */
-  check(ref: SharedMemoryRef): void {
-    this.#locate(ref);
+  /**
+   * Validates a reference without reading it.
+   * @returns the byte size it names
+   */
+  check(ref: SharedMemoryRef): number {
+    return this.#locate(ref).byteSize;
   }
 
-  /** Reads `ref.byteSize` bytes of a region into a new buffer. */
-  read(ref: SharedMemoryRef): Uint8Array {
+  /**
+   * Reads `ref.byteSize` bytes of a region into a new buffer, off the event loop: the object is
+   * opened again, checked ({@link SystemSharedMemoryManager} header) and read in chunks of
+   * {@link SHM_READ_CHUNK_BYTES} on libuv's thread pool, then closed. The caller bounds the size
+   * (`core/shared-memory-inputs.ts`).
+   */
+  async read(ref: SharedMemoryRef): Promise<Uint8Array> {
     const { region, offset, byteSize } = this.#locate(ref);
-    const out = new Uint8Array(byteSize);
-    let done = 0;
-    while (done < out.byteLength) {
-      const n = readSync(region.fd, out, done, out.byteLength - done, region.offset + offset + done);
-      if (n === 0) throw invalidArg(`shared memory region '${ref.region}' is shorter than registered`);
-      done += n;
+    const start = region.offset + offset;
+    let handle: FileHandle;
+    try {
+      handle = await open(join(this.#dir, region.file), constants.O_RDONLY | OPEN_FLAGS);
+    } catch (cause) {
+      throw openFailure(region.key, cause);
     }
-    return out;
+    try {
+      this.#checkSame(region, await handle.stat({ bigint: true }), start + byteSize);
+      const out = new Uint8Array(byteSize);
+      let done = 0;
+      while (done < byteSize) {
+        const want = Math.min(SHM_READ_CHUNK_BYTES, byteSize - done);
+        const { bytesRead } = await handle.read(out, done, want, start + done);
+        if (bytesRead === 0)
+          throw invalidArg(`shared memory region '${ref.region}' is shorter than registered`);
+        done += bytesRead;
+      }
+      return out;
+    } finally {
+      await handle.close();
+    }
   }
 
-  /** Writes `bytes` at `ref`; `bytes` must fit in `ref.byteSize`. */
+  /**
+   * Writes `bytes` at `ref` (a response's output: bytes the server already holds); `bytes` must fit
+   * in `ref.byteSize`. The object is opened again and checked like {@link SystemSharedMemoryManager.read}.
+   */
   write(ref: SharedMemoryRef, bytes: Uint8Array, outputName: string): void {
     const { region, offset, byteSize } = this.#locate(ref);
     if (bytes.byteLength > byteSize) {
@@ -245,16 +333,34 @@ export class SystemSharedMemoryManager {
         `shared memory size specified with the request for output '${outputName}' (${byteSize} bytes) should be at least ${bytes.byteLength} bytes to hold the results`,
       );
     }
-    let done = 0;
-    while (done < bytes.byteLength) {
-      done += writeSync(region.fd, bytes, done, bytes.byteLength - done, region.offset + offset + done);
+    const start = region.offset + offset;
+    const fd = this.#openSync(region.file, region.key, constants.O_WRONLY);
+    try {
+      let stats: BigIntStats;
+      try {
+        stats = fstatSync(fd, { bigint: true });
+      } catch (cause) {
+        throw openFailure(region.key, cause);
+      }
+      this.#checkSame(region, stats, start + bytes.byteLength);
+      let done = 0;
+      while (done < bytes.byteLength) {
+        done += writeSync(fd, bytes, done, bytes.byteLength - done, start + done);
+      }
+    } finally {
+      closeSync(fd);
     }
   }
 
-  /** Closes every region (server shutdown). */
+  /** Forgets every region (server shutdown). */
   close(): void {
     this.#close();
   }
+}
+
+/** Triton's answer when an object cannot be opened (INTERNAL: HTTP 500). */
+function openFailure(key: string, cause?: unknown): ServerError {
+  return new ServerError('INTERNAL', `Unable to open shared memory region: '${key}'`, { cause });
 }
 
 /** CUDA shared memory on a host without CUDA: status is empty, unregister is a no-op, register fails. */

@@ -78,6 +78,32 @@ export interface CoreInferRequest {
    * `infer` resolves with the last response's outputs.
    */
   readonly onResponse?: (response: CoreStreamResponse) => void;
+  /**
+   * How the front end bounds what the request's shared-memory inputs bring into memory (issue 23
+   * item 6): checked and taken before a byte is read. Absent: no bound (in-process callers).
+   */
+  readonly inputBudget?: InputBudget;
+}
+
+/**
+ * A front end's bound on a request's input bytes, which its shared-memory inputs count against as
+ * its body does: the per-request limit (`--http-max-input-size`; over gRPC the message limit or
+ * the in-flight budget, the smaller) and the in-flight budget shared by every request
+ * (`--http-max-inflight-body-bytes`).
+ */
+export interface InputBudget {
+  /** Input bytes the request already holds: its body, or its message's raw contents. */
+  readonly heldBytes: number;
+  /** Most input bytes one request may have (held bytes and shared-memory inputs together). */
+  readonly maxBytes: number;
+  /** The setting of {@link InputBudget.maxBytes}, named in the refusal (e.g. `--http-max-input-size`). */
+  readonly maxBytesFlag: string;
+  /**
+   * Takes `bytes` out of the in-flight budget before they are read.
+   * @returns gives them back (called once, when the request has been answered)
+   * @throws ServerError (UNAVAILABLE) when the budget cannot hold them now
+   */
+  acquire(bytes: number): () => void;
 }
 
 /** One response of a request to a decoupled model (see {@link CoreInferRequest.onResponse}). */

@@ -9,6 +9,8 @@ import { parseJson } from '@tritonserver-ts/client/protocol';
 
 import { ServerError, invalidArg, toServerError, unsupported } from '../core/errors.js';
 import type { InferenceServer } from '../core/server.js';
+import { hasSharedMemoryInputs } from '../core/shared-memory-inputs.js';
+import type { InputBudget } from '../core/types.js';
 import { decodeHttpInferRequest, toCoreRequest, toInferReply } from './infer-adapter.js';
 import type { Reservation } from './memory-budget.js';
 import { empty, json, type HttpFrontEndOptions, type HttpReply } from './reply.js';
@@ -88,6 +90,24 @@ function updateLogSettings(core: InferenceServer, body: Buffer): unknown {
   return settings;
 }
 
+/**
+ * The input bound of an HTTP request with shared-memory inputs: with its body, at most
+ * `--http-max-input-size`; their bytes join the body's reservation in the in-flight budget.
+ */
+function httpInputBudget(r: EndpointRequest): InputBudget {
+  const reservation = r.reservation;
+  return {
+    heldBytes: r.body.byteLength,
+    maxBytes: r.options.maxInputSize,
+    maxBytesFlag: '--http-max-input-size',
+    acquire: (bytes) => {
+      if (reservation === undefined) return () => undefined;
+      reservation.grow(bytes);
+      return () => reservation.shrink(bytes);
+    },
+  };
+}
+
 /** `POST v2/models/<name>[/versions/<v>]/infer`. */
 async function handleInfer(
   core: InferenceServer,
@@ -98,7 +118,9 @@ async function handleInfer(
   core.models.resolve(route.name, route.version);
   const trace = r.httpTrace?.sample(core, route.name);
   const decoded = await decodeHttpInferRequest(route.name, r.req.headers, r.body, r.options, r.reservation);
-  const response = await core.infer(toCoreRequest(route, decoded, r.signal), {
+  let request = toCoreRequest(route, decoded, r.signal);
+  if (hasSharedMemoryInputs(request)) request = { ...request, inputBudget: httpInputBudget(r) };
+  const response = await core.infer(request, {
     refuseDecoupled: true,
     ...(trace !== undefined ? { trace } : {}),
   });

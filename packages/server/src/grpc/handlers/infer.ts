@@ -9,15 +9,48 @@ import type { ModelInferRequest, ModelInferResponse } from '@tritonserver-ts/cli
 
 import { unsupported } from '../../core/errors.js';
 import type { InferenceServer } from '../../core/server.js';
-import type { CoreInferResponse } from '../../core/types.js';
+import { hasSharedMemoryInputs } from '../../core/shared-memory-inputs.js';
+import type { CoreInferResponse, InputBudget } from '../../core/types.js';
+import type { MemoryBudget } from '../../http/memory-budget.js';
 import { decodeGrpcInferRequest, type GrpcInferRequest } from '../infer-request.js';
 import { encodeGrpcInferResponse } from '../infer-response.js';
 import type { CallContext } from './types.js';
+
+/**
+ * What bounds a gRPC request's shared-memory inputs (issue 23 item 6): with the message's raw
+ * contents, at most the largest message (`--grpc-max-message-bytes`) or the in-flight budget,
+ * whichever is smaller; their bytes are taken from the in-flight budget shared with HTTP bodies
+ * (`--http-max-inflight-body-bytes`) until the request is answered.
+ */
+export interface GrpcInputLimits {
+  readonly budget: MemoryBudget;
+  readonly maxMessageBytes: number;
+}
 
 /** Options shared by `ModelInfer` and `ModelStreamInfer`. */
 export interface InferHandlerOptions {
   /** `--grpc-header-forward-pattern`. */
   readonly headerForwardPattern?: RegExp;
+  /** Bounds of shared-memory inputs; absent: unbounded. */
+  readonly inputLimits?: GrpcInputLimits;
+}
+
+/** The input bound of a request with shared-memory inputs ({@link GrpcInputLimits}). */
+function grpcInputBudget(request: ModelInferRequest, limits: GrpcInputLimits): InputBudget {
+  let held = 0;
+  for (const raw of request.rawInputContents) held += raw.byteLength;
+  const { budget, maxMessageBytes } = limits;
+  const byBudget = budget.limit < maxMessageBytes;
+  return {
+    heldBytes: held,
+    maxBytes: byBudget ? budget.limit : maxMessageBytes,
+    maxBytesFlag: byBudget ? '--http-max-inflight-body-bytes' : '--grpc-max-message-bytes',
+    acquire: (bytes) => {
+      const reservation = budget.open();
+      reservation.grow(bytes);
+      return () => reservation.release();
+    },
+  };
 }
 
 /** The call's metadata entries whose key matches `pattern`, as string parameters. */
@@ -34,7 +67,8 @@ export function forwardedHeaders(
 }
 
 /**
- * Resolves the model (Triton's unknown-model / version errors) and reads the request.
+ * Resolves the model (Triton's unknown-model / version errors) and reads the request; one with
+ * shared-memory inputs gets its input bound ({@link GrpcInputLimits}).
  * @param refuseDecoupled - `ModelInfer` refuses decoupled models; the stream accepts them.
  */
 export function readInferRequest(
@@ -51,10 +85,13 @@ export function readInferRequest(
     throw unsupported("ModelInfer RPC doesn't support models with decoupled transaction policy");
   }
   const headers = forwardedHeaders(ctx.metadata, options.headerForwardPattern);
-  return decodeGrpcInferRequest(request, {
+  const decoded = decodeGrpcInferRequest(request, {
     signal: ctx.signal,
     ...(headers !== undefined ? { forwardedHeaders: headers } : {}),
   });
+  const limits = options.inputLimits;
+  if (limits === undefined || !hasSharedMemoryInputs(decoded.core)) return decoded;
+  return { ...decoded, core: { ...decoded.core, inputBudget: grpcInputBudget(request, limits) } };
 }
 
 /**
