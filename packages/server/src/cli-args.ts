@@ -150,6 +150,12 @@ export const FLAGS: Readonly<Record<string, FlagSpec>> = {
     help: 'Let clients register system shared-memory regions.',
     default: 'false',
   },
+  'client-shm-max-regions': {
+    kind: 'int',
+    arg: '<n>',
+    help: 'System shared-memory regions clients may have registered at once; past it a registration is refused (tritonserver-ts only).',
+    default: '1024',
+  },
   'metrics-address': {
     kind: 'string',
     arg: '<address>',
@@ -502,6 +508,7 @@ export function parseArgs(argv: readonly string[]): CliOptions {
     httpSendTimeoutSecs: int('http-send-timeout-secs', 1),
     httpMaxConnectionOutputBytes: int('http-max-connection-output-bytes', 1),
     allowClientShm: bool('allow-client-shm'),
+    sharedMemoryMaxRegions: int('client-shm-max-regions', 1),
     ...(one('metrics-address') !== undefined ? { metricsAddress: one('metrics-address') as string } : {}),
     ...(allowMetrics ? { metricsPort } : {}),
     ...(values.has('trace-config') ? { trace: traceConfig(values.get('trace-config') ?? []) } : {}),

@@ -80,6 +80,16 @@ describe('command-line parsing', () => {
     });
   });
 
+  it('takes --client-shm-max-regions (default 1024, at least 1)', () => {
+    expect(parseArgs(['--model-repository=/m']).server.sharedMemoryMaxRegions).toBe(1024);
+    expect(
+      parseArgs(['--model-repository=/m', '--client-shm-max-regions=8']).server.sharedMemoryMaxRegions,
+    ).toBe(8);
+    expect(() => parseArgs(['--model-repository=/m', '--client-shm-max-regions=0'])).toThrow(
+      'invalid value for --client-shm-max-regions',
+    );
+  });
+
   it('accepts --flag=value and --flag value, repeatable and boolean forms', () => {
     const o = parseArgs([
       '--model-repository',
