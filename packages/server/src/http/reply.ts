@@ -5,6 +5,7 @@
  */
 import { stringifyJson } from '@tritonserver-ts/client/protocol';
 
+import { capErrorMessage } from '../core/echo.js';
 import { toServerError } from '../core/errors.js';
 import { TooManyChunksError, UnsupportedEncodingError } from './body.js';
 import type { BodyPool } from './body-pool.js';
@@ -54,7 +55,7 @@ export function empty(status = 200): HttpReply {
   return { status };
 }
 
-/** `{"error": message}` with the status Triton uses for the error kind. */
+/** `{"error": message}` with the status Triton uses for the error kind; the message capped (`core/echo.ts`). */
 export function errorReply(error: unknown): HttpReply {
   const e = toServerError(error);
   const headers: Record<string, string> = { 'Content-Type': JSON_TYPE };
@@ -66,5 +67,5 @@ export function errorReply(error: unknown): HttpReply {
   if (e instanceof BodyBudgetExceededError) headers['Retry-After'] = String(BODY_BUDGET_RETRY_AFTER_SECS);
   // As Triton: keep-alive is cleared and the rest of the body is not read.
   if (e instanceof TooManyChunksError) headers.Connection = 'close';
-  return { status, headers, body: JSON.stringify({ error: e.message }) };
+  return { status, headers, body: JSON.stringify({ error: capErrorMessage(e.message) }) };
 }

@@ -15,6 +15,7 @@ import {
   type ModelStreamInferResponse,
 } from '@tritonserver-ts/client/protocol/grpc';
 
+import { capErrorMessage } from '../../core/echo.js';
 import { toServerError, type ServerError } from '../../core/errors.js';
 import type { InferenceServer } from '../../core/server.js';
 import type { CoreStreamResponse } from '../../core/types.js';
@@ -42,7 +43,7 @@ function bareAnswer(
   final: boolean,
 ): ModelStreamInferResponse {
   return message(ModelStreamInferResponseSchema, {
-    errorMessage,
+    errorMessage: capErrorMessage(errorMessage),
     inferResponse: {
       id: request.id,
       modelName: request.modelName,

@@ -25,6 +25,7 @@ import {
   type ModelStreamInferResponse,
 } from '@tritonserver-ts/client/protocol/grpc';
 
+import { capErrorMessage } from '../../core/echo.js';
 import { ServerError, toServerError } from '../../core/errors.js';
 import type { InferenceServer } from '../../core/server.js';
 import { boolParameter, encodeGrpcInferResponse } from '../infer-response.js';
@@ -306,7 +307,7 @@ export function failureAnswer(
   accepted: boolean,
 ): ModelStreamInferResponse {
   return message(ModelStreamInferResponseSchema, {
-    errorMessage,
+    errorMessage: capErrorMessage(errorMessage),
     inferResponse: accepted
       ? {
           id: request.id,
