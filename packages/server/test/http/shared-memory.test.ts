@@ -1,4 +1,4 @@
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -10,6 +10,7 @@ let srv: TestServer;
 const key = `/tritonserver-ts-test-${process.pid}`;
 const file = `/dev/shm${key}`;
 const key2 = `${key}-small`;
+const swapKey = `${key}-swap`;
 
 beforeAll(async () => {
   srv = await startTestServer({ only: ['simple'], allowClientShm: true });
@@ -27,6 +28,7 @@ afterAll(async () => {
   await srv.close();
   rmSync(file, { force: true });
   rmSync(`/dev/shm${key2}`, { force: true });
+  rmSync(`/dev/shm${swapKey}`, { force: true });
 });
 
 describe('system shared memory', () => {
@@ -138,6 +140,75 @@ describe('system shared memory', () => {
     );
     expect(missing.status).toBe(500);
     expect(missing.json).toEqual({ error: "Unable to open shared memory region: '/no-such-object-xyz'" });
+  });
+
+  it('opens the object again on each use: one replaced since registration or cut short is refused', async () => {
+    const swapFile = `/dev/shm${swapKey}`;
+    const make = (): void => {
+      const region = Buffer.alloc(192);
+      for (let i = 0; i < 16; i++) region.writeInt32LE(i, i * 4);
+      writeFileSync(swapFile, region);
+    };
+    const infer = () => {
+      const { body, headerLength } = encodeInferRequest(
+        [
+          {
+            name: 'INPUT0',
+            datatype: 'INT32',
+            shape: [1, 16],
+            sharedMemory: { region: 'swap', byteSize: 64 },
+          },
+          {
+            name: 'INPUT1',
+            datatype: 'INT32',
+            shape: [1, 16],
+            sharedMemory: { region: 'swap', byteSize: 64, offset: 64 },
+          },
+        ],
+        { outputs: [{ name: 'OUTPUT0', sharedMemory: { region: 'swap', byteSize: 64, offset: 128 } }] },
+      );
+      const headers: Record<string, string> = {};
+      if (headerLength !== undefined) headers['Inference-Header-Content-Length'] = String(headerLength);
+      return post(srv.url, '/v2/models/simple/infer', body, headers);
+    };
+    const register = () =>
+      post(
+        srv.url,
+        '/v2/systemsharedmemory/region/swap/register',
+        JSON.stringify({ key: swapKey, offset: 0, byte_size: 192 }),
+      );
+    make();
+    expect((await register()).status).toBe(200);
+    expect((await infer()).status).toBe(200);
+    expect(readFileSync(swapFile).readInt32LE(128 + 15 * 4)).toBe(15);
+    // Another object under the same name (unlinked and created again): not the one registered.
+    rmSync(swapFile);
+    make();
+    const replaced = await infer();
+    expect(replaced.status).toBe(400);
+    expect(replaced.json).toEqual({
+      error: `shared memory region 'swap' no longer refers to the object registered with key '${swapKey}'; register it again`,
+    });
+    expect(readFileSync(swapFile).readInt32LE(128)).toBe(0);
+    // Registered again, it is used.
+    expect((await post(srv.url, '/v2/systemsharedmemory/region/swap/unregister', undefined)).status).toBe(
+      200,
+    );
+    expect((await register()).status).toBe(200);
+    expect((await infer()).status).toBe(200);
+    // Cut short below the registered range (INPUT1 at 64..128).
+    truncateSync(swapFile, 64);
+    const short = await infer();
+    expect(short.status).toBe(400);
+    expect(short.json).toEqual({ error: "shared memory region 'swap' is shorter than registered" });
+    // Gone: Triton's open failure.
+    rmSync(swapFile);
+    const gone = await infer();
+    expect(gone.status).toBe(500);
+    expect(gone.json).toEqual({ error: `Unable to open shared memory region: '${swapKey}'` });
+    expect((await post(srv.url, '/v2/systemsharedmemory/region/swap/unregister', undefined)).status).toBe(
+      200,
+    );
   });
 
   it('unregisters regions, and a status query for an unknown region is 404', async () => {
