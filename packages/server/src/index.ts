@@ -8,6 +8,7 @@ export {
   SERVER_EXTENSIONS,
   SERVER_NAME,
   SERVER_VERSION,
+  TRITON_NGC_RELEASE,
   type InferenceServerOptions,
 } from './core/server.js';
 export { ServerError, type ServerErrorKind } from './core/errors.js';

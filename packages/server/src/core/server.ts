@@ -39,8 +39,16 @@ import type {
 
 /** The name `GET v2` reports. Triton's own clients and examples check `name == "triton"`. */
 export const SERVER_NAME = 'triton';
-/** The version `GET v2` reports (the Triton core release whose behaviour this server follows). */
-export const SERVER_VERSION = '2.62.0';
+/**
+ * The version `GET v2` and gRPC `ServerMetadata` report: the Triton server release whose behaviour
+ * this server follows (2.73.0, NGC container {@link TRITON_NGC_RELEASE}).
+ */
+export const SERVER_VERSION = '2.73.0';
+/**
+ * The NGC release (`nvcr.io/nvidia/tritonserver:<release>-py3`) that ships {@link SERVER_VERSION}:
+ * the release `docker/Dockerfile.triton` builds on by default and the conformance suite targets.
+ */
+export const TRITON_NGC_RELEASE = '26.09';
 /** The protocol extensions this server implements (`GET v2` → `extensions`). */
 export const SERVER_EXTENSIONS: readonly string[] = [
   'classification',
