@@ -26,6 +26,7 @@ import {
   composingModels,
   type ComposingStatus,
 } from './ensemble-graph.js';
+import { echo } from './echo.js';
 import { ServerError, internal } from './errors.js';
 import type { InferenceHost } from './inference-host.js';
 import type { Logger } from './logging.js';
@@ -128,7 +129,7 @@ export class ModelLoader {
     if (group !== undefined && group.length > 1) {
       record.failure = DUPLICATE_REASON;
       await this.retireAll(record, DUPLICATE_REASON);
-      throw internal(`failed to load '${name}', ${DUPLICATE_REASON}`);
+      throw internal(`failed to load '${echo(name)}', ${DUPLICATE_REASON}`);
     }
     const entry: RepositoryEntry | undefined =
       group?.[0] ??
@@ -141,7 +142,7 @@ export class ModelLoader {
         : undefined);
     if (entry === undefined) {
       if (record.versions.size === 0 && record.definition === undefined) this.#registry.delete(name);
-      throw internal(`failed to load '${name}', failed to poll from model repository`);
+      throw internal(`failed to load '${echo(name)}', failed to poll from model repository`);
     }
     const signature = await treeSignature(entry.directory);
     const resolveOptions: ResolveModelOptions = {
@@ -157,9 +158,12 @@ export class ModelLoader {
       if (isOverrideError(resolution.error)) {
         // As Triton: a bad `file:` override fails while "polling" it; the detail goes to the log only.
         this.#opts.logger.error(`failed to load '${name}': ${resolution.reason}`);
-        throw internal(`failed to load '${name}', failed to poll from model repository`, resolution.error);
+        throw internal(
+          `failed to load '${echo(name)}', failed to poll from model repository`,
+          resolution.error,
+        );
       }
-      throw internal(`failed to load '${name}', ${resolution.reason}`, resolution.error);
+      throw internal(`failed to load '${echo(name)}', ${resolution.reason}`, resolution.error);
     }
     const definition = resolution.model;
     for (const warning of ignoredFeatures(definition.config)) this.#opts.logger.warn(warning);
@@ -218,7 +222,7 @@ export class ModelLoader {
       const detail = failed
         .map((f) => `version ${f.version} is at UNAVAILABLE state: ${f.reason}`)
         .join('; ');
-      throw internal(`failed to load '${name}', ${detail}`);
+      throw internal(`failed to load '${echo(name)}', ${detail}`);
     }
   }
 

@@ -9,6 +9,7 @@ import type { RepositoryEntry, ResolveModelOptions } from '../repository/types.j
 import { invalidModelNameMessage, isValidModelName } from '../repository/model-name.js';
 import type { CreateInstancesOptions } from '../runtime/backends.js';
 import type { StatisticsRegistry } from '../statistics/registry.js';
+import { echo } from './echo.js';
 import { invalidArg, unavailable } from './errors.js';
 import type { InferenceHost } from './inference-host.js';
 import type { Logger } from './logging.js';
@@ -155,7 +156,7 @@ export class ModelManager {
     if (options.files !== undefined && options.files.size > 0 && options.config === undefined) {
       return Promise.reject(
         invalidArg(
-          `failed to load '${name}', failed to poll from model repository: 'file:' parameters require a 'config' override`,
+          `failed to load '${echo(name)}', failed to poll from model repository: 'file:' parameters require a 'config' override`,
         ),
       );
     }

@@ -8,6 +8,7 @@
 import type { ModelDefinition, RepositoryEntry } from '../repository/types.js';
 import type { ModelInstance } from '../runtime/types.js';
 import type { Scheduler } from '../scheduler/types.js';
+import { echo } from './echo.js';
 import { invalidArg, notFound, unavailable } from './errors.js';
 import type { ModelState, RepositoryIndexEntry } from './types.js';
 
@@ -61,7 +62,7 @@ export function parseVersion(version: string | undefined): number | undefined {
   if (version === undefined || version === '') return undefined;
   if (!/^\d+$/.test(version) || !Number.isSafeInteger(Number(version))) {
     throw invalidArg(
-      `failed to get model version from specified version string '${version}' (details: stoll), version should be an integral value greater than or equal to 0`,
+      `failed to get model version from specified version string '${echo(version)}' (details: stoll), version should be an integral value greater than or equal to 0`,
     );
   }
   return Number(version);
@@ -124,19 +125,22 @@ export class ModelRegistry {
   resolve(name: string, version?: string): ServingVersion {
     const requested = parseVersion(version);
     const record = this.#models.get(name);
-    if (record === undefined) throw invalidArg(`Request for unknown model: '${name}' is not found`);
+    if (record === undefined) throw invalidArg(`Request for unknown model: '${echo(name)}' is not found`);
     let rec: VersionRecord | undefined;
     if (requested === undefined) {
       for (const v of record.versions.values()) {
         if (v.state === 'READY' && (rec === undefined || v.version > rec.version)) rec = v;
       }
-      if (rec === undefined) throw notFound(`Request for unknown model: '${name}' has no available versions`);
+      if (rec === undefined)
+        throw notFound(`Request for unknown model: '${echo(name)}' has no available versions`);
     } else {
       rec = record.versions.get(requested);
       if (rec === undefined)
-        throw notFound(`Request for unknown model: '${name}' version ${requested} is not found`);
+        throw notFound(`Request for unknown model: '${echo(name)}' version ${requested} is not found`);
       if (rec.state !== 'READY') {
-        throw unavailable(`Request for unknown model: '${name}' version ${requested} is not at ready state`);
+        throw unavailable(
+          `Request for unknown model: '${echo(name)}' version ${requested} is not at ready state`,
+        );
       }
     }
     return {

@@ -15,7 +15,9 @@ import type {
   ModelInferRequest_InferRequestedOutputTensor,
 } from '@tritonserver-ts/client/protocol/grpc';
 
+import { echo } from '../core/echo.js';
 import { invalidArg } from '../core/errors.js';
+import { packedBytesContents } from './packed-request.js';
 import type {
   CoreInferInput,
   CoreInferRequest,
@@ -75,7 +77,7 @@ function requestParameters(parameters: Readonly<Record<string, InferParameter>>)
       case 'sequence_start':
       case 'sequence_end':
         if (choice.case !== 'boolParam') {
-          throw invalidArg(`invalid value type for '${key}' parameter, expected bool_param.`);
+          throw invalidArg(`invalid value type for '${echo(key)}' parameter, expected bool_param.`);
         }
         break;
       case 'priority':
@@ -100,7 +102,7 @@ function requestParameters(parameters: Readonly<Record<string, InferParameter>>)
             );
           }
           if (choice.case !== 'boolParam') {
-            throw invalidArg(`invalid value type for '${key}' parameter, expected bool_param.`);
+            throw invalidArg(`invalid value type for '${echo(key)}' parameter, expected bool_param.`);
           }
           enableEmptyFinalResponse = choice.value;
           // Front-end settings: not handed to the core (which refuses every triton_ key).
@@ -113,7 +115,7 @@ function requestParameters(parameters: Readonly<Record<string, InferParameter>>)
           choice.case !== 'doubleParam'
         ) {
           throw invalidArg(
-            `invalid value type for '${key}' parameter, expected int64_param, bool_param, or string_param.`,
+            `invalid value type for '${echo(key)}' parameter, expected int64_param, bool_param, or string_param.`,
           );
         }
     }
@@ -145,7 +147,7 @@ function sharedMemoryParams(tensor: {
   if (regionParam !== undefined) {
     if (regionParam.parameterChoice.case !== 'stringParam') {
       throw invalidArg(
-        `invalid value type for 'shared_memory_region' parameter for tensor '${tensor.name}', expected string_param.`,
+        `invalid value type for 'shared_memory_region' parameter for tensor '${echo(tensor.name)}', expected string_param.`,
       );
     }
     region = regionParam.parameterChoice.value;
@@ -155,12 +157,12 @@ function sharedMemoryParams(tensor: {
   if (offsetParam !== undefined) {
     if (region === undefined) {
       throw invalidArg(
-        `'shared_memory_offset' can not be specified without 'shared_memory_region' parameter for tensor '${tensor.name}'`,
+        `'shared_memory_offset' can not be specified without 'shared_memory_region' parameter for tensor '${echo(tensor.name)}'`,
       );
     }
     if (offsetParam.parameterChoice.case !== 'int64Param') {
       throw invalidArg(
-        `invalid value type for 'shared_memory_offset' parameter for tensor '${tensor.name}', expected int64_param.`,
+        `invalid value type for 'shared_memory_offset' parameter for tensor '${echo(tensor.name)}', expected int64_param.`,
       );
     }
     offset = int64Value(offsetParam.parameterChoice.value);
@@ -169,19 +171,19 @@ function sharedMemoryParams(tensor: {
   if (sizeParam !== undefined) {
     if (region === undefined) {
       throw invalidArg(
-        `'shared_memory_byte_size' can not be specified without 'shared_memory_region' parameter for tensor '${tensor.name}'`,
+        `'shared_memory_byte_size' can not be specified without 'shared_memory_region' parameter for tensor '${echo(tensor.name)}'`,
       );
     }
     if (sizeParam.parameterChoice.case !== 'int64Param') {
       throw invalidArg(
-        `invalid value type for 'shared_memory_byte_size' parameter for tensor '${tensor.name}', expected int64_param.`,
+        `invalid value type for 'shared_memory_byte_size' parameter for tensor '${echo(tensor.name)}', expected int64_param.`,
       );
     }
     return { region, offset, byteSize: int64Value(sizeParam.parameterChoice.value) };
   }
   if (region !== undefined) {
     throw invalidArg(
-      `'shared_memory_byte_size' must be specified along with 'shared_memory_region' parameter for tensor '${tensor.name}'`,
+      `'shared_memory_byte_size' must be specified along with 'shared_memory_region' parameter for tensor '${echo(tensor.name)}'`,
     );
   }
   return undefined;
@@ -196,7 +198,7 @@ function datatypeName(datatype: string): string {
  * An input's typed `contents` as raw bytes of its declared datatype (tritonserver serialises them
  * the same way: INT8/INT16 from `int_contents`, UINT8/UINT16 from `uint_contents`, BYTES with
  * 4-byte length prefixes). Each non-empty content field must match the datatype, and only one may
- * be given.
+ * be given. `bytes_contents` read by the server's reader are already in that layout.
  */
 function contentsToRaw(
   input: ModelInferRequest_InferInputTensor,
@@ -204,7 +206,7 @@ function contentsToRaw(
   model: string,
 ): Uint8Array {
   const declared = input.datatype;
-  const prefix = `unexpected explicit tensor data for input tensor '${input.name}' for model '${model}'`;
+  const prefix = `unexpected explicit tensor data for input tensor '${echo(input.name)}' for model '${echo(model)}'`;
   let raw: Uint8Array | undefined;
   const take = (fieldType: Datatype, make: () => Uint8Array): void => {
     if (raw !== undefined && raw.byteLength !== 0) {
@@ -250,7 +252,12 @@ function contentsToRaw(
     take('UINT64', () => bytesOf(BigUint64Array.from(contents.uint64Contents)));
   if (contents.fp32Contents.length > 0) take('FP32', () => bytesOf(Float32Array.from(contents.fp32Contents)));
   if (contents.fp64Contents.length > 0) take('FP64', () => bytesOf(Float64Array.from(contents.fp64Contents)));
-  if (contents.bytesContents.length > 0) take('BYTES', () => serializeByteTensor(contents.bytesContents));
+  // Read from the wire straight into the serialized layout (packed-request.ts), or given as elements.
+  const packed = packedBytesContents(contents);
+  if (packed !== undefined) take('BYTES', () => packed);
+  else if (contents.bytesContents.length > 0) {
+    take('BYTES', () => serializeByteTensor(contents.bytesContents));
+  }
   return raw ?? new Uint8Array(0);
 }
 
@@ -303,11 +310,11 @@ export function decodeGrpcInferRequest(
 
   // tritonserver adds every input and requested output (AddInput / AddRequestedOutput) before it
   // reads any data: duplicates are refused first, with the core's words.
-  const prefix = request.id !== '' ? `[request id: ${request.id}] ` : '';
+  const prefix = request.id !== '' ? `[request id: ${echo(request.id)}] ` : '';
   const duplicate = (names: readonly string[], what: 'input' | 'output'): void => {
     const seen = new Set<string>();
     for (const name of names) {
-      if (seen.has(name)) throw invalidArg(`${prefix}${what} '${name}' already exists in request`);
+      if (seen.has(name)) throw invalidArg(`${prefix}${what} '${echo(name)}' already exists in request`);
       seen.add(name);
     }
   };
@@ -333,20 +340,22 @@ export function decodeGrpcInferRequest(
     if (shm !== undefined) {
       if (io.contents !== undefined) {
         throw invalidArg(
-          `unexpected 'content' provided when using shared memory for input tensor '${io.name}' for model '${model}'`,
+          `unexpected 'content' provided when using shared memory for input tensor '${echo(io.name)}' for model '${echo(model)}'`,
         );
       }
       return { ...base, sharedMemory: shm };
     }
     if (io.contents !== undefined && raws.length > 0) {
       throw invalidArg(
-        `contents field must not be specified when using raw_input_contents for '${io.name}' for model '${model}'`,
+        `contents field must not be specified when using raw_input_contents for '${echo(io.name)}' for model '${echo(model)}'`,
       );
     }
     if (io.contents !== undefined) return { ...base, raw: contentsToRaw(io, io.contents, model) };
     const raw = raws[rawIndex];
     if (raw === undefined) {
-      throw invalidArg(`unable to find data for input tensor '${io.name}' for model '${model}' in request.`);
+      throw invalidArg(
+        `unable to find data for input tensor '${echo(io.name)}' for model '${echo(model)}' in request.`,
+      );
     }
     rawIndex++;
     return { ...base, raw };

@@ -3,6 +3,7 @@
  * before anything touches the file system.
  * @packageDocumentation
  */
+import { echo } from '../core/echo.js';
 
 /**
  * Triton's model-name rule for the load API: no `..` and no `/` (names become directory names). A
@@ -14,5 +15,5 @@ export function isValidModelName(name: string): boolean {
 
 /** Triton's message for a name {@link isValidModelName} refuses. */
 export function invalidModelNameMessage(name: string): string {
-  return `invalid model name '${name}', model name must not contain path traversal characters`;
+  return `invalid model name '${echo(name)}', model name must not contain path traversal characters`;
 }
