@@ -15,6 +15,7 @@ import type { PythonBackendSettings } from '../runtime/python/settings.js';
 import type { SchedulerFactory } from '../scheduler/types.js';
 import { StatisticsRegistry } from '../statistics/registry.js';
 import { toStatisticsReport, type ModelStatisticsReport } from '../statistics/report.js';
+import { echo } from './echo.js';
 import { invalidArg } from './errors.js';
 import { prepareRequest, runPrepared } from './infer.js';
 import { Logger, type LogSettings, type LogSettingsUpdate } from './logging.js';
@@ -281,7 +282,7 @@ export class InferenceServer {
    */
   traceSettings(model?: string, update?: TraceSettingsUpdate): TraceSettings {
     if (model !== undefined && !this.models.isReady(model)) {
-      throw invalidArg(`Request for unknown model : ${model}`);
+      throw invalidArg(`Request for unknown model : ${echo(model)}`);
     }
     return update === undefined ? this.trace.settings(model) : this.trace.update(update, model);
   }
