@@ -20,6 +20,7 @@ import {
 import type { ModelConfig, ModelInput } from '../repository/model-config.js';
 import type { SchedulerRequest } from '../scheduler/types.js';
 import { classify } from './classification.js';
+import { echo } from './echo.js';
 import { ServerError, internal, invalidArg, toServerError } from './errors.js';
 import type { ServingVersion } from './model-manager.js';
 import type { SystemSharedMemoryManager } from './shared-memory.js';
@@ -39,7 +40,7 @@ export function dimsToString(dims: readonly number[]): string {
 }
 
 function logPrefix(id: string | undefined): string {
-  return id !== undefined && id !== '' ? `[request id: ${id}] ` : '';
+  return id !== undefined && id !== '' ? `[request id: ${echo(id)}] ` : '';
 }
 
 function modelDatatype(input: { data_type: string }): Datatype {
@@ -47,7 +48,7 @@ function modelDatatype(input: { data_type: string }): Datatype {
 }
 
 function quoteList(names: readonly string[]): string {
-  return `[${names.map((n) => `'${n}'`).join(', ')}]`;
+  return `[${names.map((n) => `'${echo(n)}'`).join(', ')}]`;
 }
 
 function uintParam(params: Readonly<Record<string, ParameterValue>>, key: string): number | undefined {
@@ -57,7 +58,7 @@ function uintParam(params: Readonly<Record<string, ParameterValue>>, key: string
   if (typeof n !== 'number' || !Number.isInteger(n) || n < 0) {
     // Triton's HTTP front end reads these as uint64 (TritonJson's wording).
     throw invalidArg(
-      `Unable to parse '${key}': attempt to access JSON non-unsigned-integer as unsigned-integer`,
+      `Unable to parse '${echo(key)}': attempt to access JSON non-unsigned-integer as unsigned-integer`,
     );
   }
   return n;
@@ -79,7 +80,7 @@ function rawInput(config: ModelConfig, raw: Uint8Array, prefix: string): CoreInf
     if (d === -1) {
       if (dynamicAxis !== -1) {
         throw invalidArg(
-          `${prefix}The shape of the raw input '${input.name}' can not be deduced because there are more than one variable-sized dimension`,
+          `${prefix}The shape of the raw input '${echo(input.name)}' can not be deduced because there are more than one variable-sized dimension`,
         );
       }
       dynamicAxis = shape.length;
@@ -91,7 +92,7 @@ function rawInput(config: ModelConfig, raw: Uint8Array, prefix: string): CoreInf
   if (datatype === 'BYTES') {
     if (dynamicAxis !== -1 || count !== 1) {
       throw invalidArg(
-        `${prefix}For BYTE datatype raw input '${input.name}', the model must have input shape [1]`,
+        `${prefix}For BYTE datatype raw input '${echo(input.name)}', the model must have input shape [1]`,
       );
     }
     return { name: input.name, datatype, shape, data: [raw] };
@@ -116,7 +117,7 @@ function decodeRaw(
 ): TensorData {
   if (datatype !== 'BYTES' && bytes.byteLength !== count * DATATYPE_BYTE_SIZE[datatype]) {
     throw invalidArg(
-      `input byte size mismatch for input '${name}' for model '${model}'. Expected ${count * DATATYPE_BYTE_SIZE[datatype]}, got ${bytes.byteLength}`,
+      `input byte size mismatch for input '${echo(name)}' for model '${model}'. Expected ${count * DATATYPE_BYTE_SIZE[datatype]}, got ${bytes.byteLength}`,
     );
   }
   try {
@@ -220,7 +221,8 @@ export function prepareRequest(
   }
   const seen = new Set<string>();
   for (const input of inputs) {
-    if (seen.has(input.name)) throw invalidArg(`${prefix}input '${input.name}' already exists in request`);
+    if (seen.has(input.name))
+      throw invalidArg(`${prefix}input '${echo(input.name)}' already exists in request`);
     seen.add(input.name);
   }
 
@@ -229,12 +231,13 @@ export function prepareRequest(
   const requested = request.outputs ?? [];
   const seenOut = new Set<string>();
   for (const out of requested) {
-    if (seenOut.has(out.name)) throw invalidArg(`${prefix}output '${out.name}' already exists in request`);
+    if (seenOut.has(out.name))
+      throw invalidArg(`${prefix}output '${echo(out.name)}' already exists in request`);
     seenOut.add(out.name);
   }
   for (const out of requested) {
     if (!outputByName.has(out.name)) {
-      throw invalidArg(`${prefix}unexpected inference output '${out.name}' for model '${model}'`);
+      throw invalidArg(`${prefix}unexpected inference output '${echo(out.name)}' for model '${model}'`);
     }
   }
 
@@ -255,7 +258,7 @@ export function prepareRequest(
   }
   for (const input of inputs) {
     if (!inputByName.has(input.name)) {
-      throw invalidArg(`${prefix}unexpected inference input '${input.name}' for model '${model}'`);
+      throw invalidArg(`${prefix}unexpected inference input '${echo(input.name)}' for model '${model}'`);
     }
   }
   const missingRequired = required.filter((i) => !seen.has(i.name));
@@ -274,14 +277,14 @@ export function prepareRequest(
       if (cfg.is_shape_tensor) continue;
       if (input.shape.length === 0) {
         throw invalidArg(
-          `${prefix}input '${input.name}' has no shape but model requires batch dimension for '${model}'`,
+          `${prefix}input '${echo(input.name)}' has no shape but model requires batch dimension for '${model}'`,
         );
       }
       const b = input.shape[0] as number;
       if (batchSize === 0) batchSize = b;
       else if (b !== batchSize) {
         throw invalidArg(
-          `${prefix}input '${input.name}' batch size does not match other inputs for '${model}'`,
+          `${prefix}input '${echo(input.name)}' batch size does not match other inputs for '${model}'`,
         );
       }
     }
@@ -299,7 +302,7 @@ export function prepareRequest(
     const expected = modelDatatype(cfg);
     if (input.datatype !== expected) {
       throw invalidArg(
-        `${prefix}inference input '${input.name}' data-type is '${input.datatype}', but model '${model}' expects '${expected}'`,
+        `${prefix}inference input '${echo(input.name)}' data-type is '${echo(input.datatype)}', but model '${model}' expects '${expected}'`,
       );
     }
     const dims = batched && !cfg.is_shape_tensor ? input.shape.slice(1) : [...input.shape];
@@ -308,7 +311,7 @@ export function prepareRequest(
       const d = dims[i] as number;
       if (d === -1) {
         throw invalidArg(
-          `${prefix}All input dimensions should be specified for input '${input.name}' for model '${model}', got ${dimsToString(input.shape)}`,
+          `${prefix}All input dimensions should be specified for input '${echo(input.name)}' for model '${model}', got ${dimsToString(input.shape)}`,
         );
       }
       const c = cfg.dims[i] as number;
@@ -317,14 +320,14 @@ export function prepareRequest(
     if (!match) {
       const full = batched && !cfg.is_shape_tensor ? [-1, ...cfg.dims] : cfg.dims;
       throw invalidArg(
-        `${prefix}unexpected shape for input '${input.name}' for model '${model}'. Expected ${dimsToString(full)}, got ${dimsToString(input.shape)}`,
+        `${prefix}unexpected shape for input '${echo(input.name)}' for model '${model}'. Expected ${dimsToString(full)}, got ${dimsToString(input.shape)}`,
       );
     }
     const count = elementCount(input.shape);
     let data: TensorData;
     if (input.sharedMemory !== undefined) {
       const bytes = options.sharedMemoryInputs?.get(input.sharedMemory);
-      if (bytes === undefined) throw internal(`input '${input.name}' in shared memory was not read`);
+      if (bytes === undefined) throw internal(`input '${echo(input.name)}' in shared memory was not read`);
       data = decodeRaw(expected, bytes, count, input.name, model);
     } else if (input.raw !== undefined) {
       data = decodeRaw(expected, input.raw, count, input.name, model);
@@ -334,16 +337,16 @@ export function prepareRequest(
       if (n !== count) {
         if (expected === 'BYTES') {
           throw invalidArg(
-            `${prefix}expected ${count} string elements for inference input '${input.name}' for model '${model}', got ${n}`,
+            `${prefix}expected ${count} string elements for inference input '${echo(input.name)}' for model '${model}', got ${n}`,
           );
         }
         const size = DATATYPE_BYTE_SIZE[expected];
         throw invalidArg(
-          `${prefix}input byte size mismatch for input '${input.name}' for model '${model}'. Expected ${count * size}, got ${n * size}`,
+          `${prefix}input byte size mismatch for input '${echo(input.name)}' for model '${model}'. Expected ${count * size}, got ${n * size}`,
         );
       }
     } else {
-      throw invalidArg(`${prefix}input '${input.name}' has no data`);
+      throw invalidArg(`${prefix}input '${echo(input.name)}' has no data`);
     }
     if (expected === 'BYTES') checkStringInput(serving.definition.backend, data, input.name, model, prefix);
     // Reshape to what the model itself expects.
@@ -367,7 +370,7 @@ export function prepareRequest(
       if (r.sharedMemory !== undefined) {
         if (r.classification !== undefined && r.classification > 0) {
           throw invalidArg(
-            `${prefix}classification is not supported for output '${r.name}' in shared memory`,
+            `${prefix}classification is not supported for output '${echo(r.name)}' in shared memory`,
           );
         }
         options.sharedMemory.check(r.sharedMemory);

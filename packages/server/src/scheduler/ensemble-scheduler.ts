@@ -15,6 +15,7 @@
  */
 import type { Tensor } from '@tritonserver-ts/client/protocol';
 
+import { echo } from '../core/echo.js';
 import { ServerError, toServerError } from '../core/errors.js';
 import type { InferenceHost } from '../core/inference-host.js';
 import type { CoreInferInput, CoreInferRequest } from '../core/types.js';
@@ -190,7 +191,7 @@ class EnsembleScheduler implements Scheduler {
     let computeInputNs = 0n;
     let computeInferNs = 0n;
     let computeOutputNs = 0n;
-    const prefix = request.id !== undefined && request.id !== '' ? `[request id: ${request.id}] ` : '';
+    const prefix = request.id !== undefined && request.id !== '' ? `[request id: ${echo(request.id)}] ` : '';
 
     return new Promise((resolve, reject) => {
       const finish = (): void => {
