@@ -65,6 +65,8 @@ export const MAX_JSON_DATA_DEPTH = 100;
 
 const DEPTH_MESSAGE = `JSON nesting depth exceeds maximum allowed limit (${MAX_JSON_DATA_DEPTH})`;
 const SHAPE_MESSAGE = "Shape does not match true shape of 'data' field";
+/** Triton 2.73's message when `data` holds fewer elements than the shape (known after the walk). */
+const SHORT_DATA_MESSAGE = "Failed to parse 'data' field: shape does not match true shape";
 const DATA = "Unable to parse 'data'";
 
 /**
@@ -182,8 +184,9 @@ const TYPED_ARRAYS = {
  *   input X";
  * - an array nested more than 100 levels deep: "Unable to parse 'data': JSON nesting depth exceeds
  *   maximum allowed limit (100)" (BYTES: without the prefix);
- * - more elements than `expectedCount` (met at the first one too many) or fewer (after the walk):
- *   "Unable to parse 'data': Shape does not match true shape of 'data' field";
+ * - more elements than `expectedCount` (met at the first one too many): "Unable to parse 'data':
+ *   Shape does not match true shape of 'data' field"; fewer (after the walk), as Triton 2.73 words
+ *   it: "Failed to parse 'data' field: shape does not match true shape";
  * - an element of the wrong JSON type: "Unable to parse 'data': " + TritonJson's message (BOOL needs
  *   `true`/`false`, unsigned types a non-negative integer, signed types an integer, FP32/FP64 a
  *   number); BYTES: "Unable to parse JSON bytes array: attempt to access JSON non-string as string".
@@ -256,7 +259,9 @@ export function tensorDataFromJson<D extends Datatype>(
     }
     throw error;
   }
-  if (expectedCount !== undefined && count !== expectedCount) throw shapeMismatch();
+  if (expectedCount !== undefined && count !== expectedCount) {
+    throw new ProtocolError('ELEMENT_COUNT_MISMATCH', SHORT_DATA_MESSAGE);
+  }
   if (values === undefined) return out as unknown as TensorData<D>;
   const typed = new TYPED_ARRAYS[fixed](values.length);
   for (let i = 0; i < values.length; i++) typed[i] = values[i] as never;

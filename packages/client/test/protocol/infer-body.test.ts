@@ -144,7 +144,7 @@ describe('decodeInferRequest', () => {
       failure(() =>
         decodeInferRequest(utf8('{"inputs":[{"name":"A","shape":[2],"datatype":"FP32","data":[1]}]}')),
       ).message,
-    ).toBe("Unable to parse 'data': Shape does not match true shape of 'data' field");
+    ).toBe("Failed to parse 'data' field: shape does not match true shape");
     expect(failure(() => decodeInferRequest(utf8('{"outputs":[]}'))).message).toBe(
       "Unable to parse 'inputs': attempt to access non-existing object member 'inputs'",
     );

@@ -205,7 +205,13 @@ describe('JSON tensor data', () => {
     expect(message(() => tensorDataFromJson('INT32', [[1], ['x']], 5))).toBe(
       "Unable to parse 'data': attempt to access JSON non-signed-integer as signed-integer",
     );
-    expect(message(() => tensorDataFromJson('INT32', [[1], [2]], 5))).toBe(shape);
+    // Too few, as Triton 2.73 words it.
+    expect(message(() => tensorDataFromJson('INT32', [[1], [2]], 5))).toBe(
+      "Failed to parse 'data' field: shape does not match true shape",
+    );
+    expect(message(() => tensorDataFromJson('FP32', [1, 2], 3))).toBe(
+      "Failed to parse 'data' field: shape does not match true shape",
+    );
     // A too-deep array before a bad element wins.
     expect(message(() => tensorDataFromJson('INT32', [deep, 'x'], 5))).toBe(
       "Unable to parse 'data': JSON nesting depth exceeds maximum allowed limit (100)",
