@@ -1,13 +1,15 @@
 #!/usr/bin/env node
 /**
- * `node dist/cli.js build|ensure|calibrate-ood`: `build` always rebuilds the Food-11 model; `ensure`
+ * `node dist/cli.js build|ensure|calibrate-ood|model-card`: `build` always rebuilds the Food-11 model; `ensure`
  * rebuilds only when the model is missing or its recorded inputs changed (a fast no-op otherwise);
  * `calibrate-ood` recomputes the out-of-distribution threshold of the built model and writes
- * `ood-calibration.json`.
+ * `ood-calibration.json`; `model-card` writes `model-card.json` (trained classes, held-out photos
+ * and the model's answers for them) from the build's report.
  */
 import { existsSync } from 'node:fs';
 import { buildFoodModel, summarize } from './build.js';
 import { buildInputsHash, ensureDecision } from './ensure.js';
+import { buildModelCard, MODEL_CARD_FILE, writeModelCard } from './model-card.js';
 import { calibrateOod, OOD_CALIBRATION_FILE, summarizeOod, writeOodCalibration } from './ood/calibrate.js';
 import { CACHE_DIR, MODEL_FILE, REPORT_FILE } from './paths.js';
 
@@ -19,8 +21,17 @@ async function main(command: string | undefined): Promise<void> {
     console.log(`written: ${OOD_CALIBRATION_FILE}`);
     return;
   }
+  if (command === 'model-card') {
+    const card = await buildModelCard();
+    writeModelCard(card);
+    const trained = card.classes.filter((c) => c.training > 0).map((c) => `${c.label} (${c.training})`);
+    console.log(`trained on: ${trained.join(', ')}`);
+    console.log(`held out: ${card.heldOutAccuracy.correct} of ${card.heldOutAccuracy.of} right`);
+    console.log(`written: ${MODEL_CARD_FILE}`);
+    return;
+  }
   if (command !== 'build' && command !== 'ensure') {
-    console.error('usage: cli.js build|ensure|calibrate-ood');
+    console.error('usage: cli.js build|ensure|calibrate-ood|model-card');
     process.exitCode = 2;
     return;
   }

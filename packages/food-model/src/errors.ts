@@ -9,7 +9,8 @@ export type FoodModelErrorCode =
   | 'IMAGE_DECODE_FAILED'
   | 'TRAINING_FAILED'
   | 'NONFOOD_IMAGES_MISSING'
-  | 'CALIBRATION_INVALID';
+  | 'CALIBRATION_INVALID'
+  | 'MODEL_CARD_STALE';
 
 /** Error with a stable {@link FoodModelErrorCode}, thrown by the converter, the dataset loader and the build. */
 export class FoodModelError extends Error {

@@ -24,3 +24,4 @@ export * from './ood/score.js';
 export * from './ood/nonfood.js';
 export * from './ood/logits.js';
 export * from './ood/calibrate.js';
+export * from './model-card.js';
