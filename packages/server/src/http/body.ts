@@ -23,7 +23,7 @@ export class BodyTooLargeError extends ServerError {
   constructor(size: number | string, limit: number) {
     super(
       'INVALID_ARG',
-      `Request JSON size of ${size} exceeds the maximum allowed value of ${limit}. Use --http-max-input-size to increase the limit.`,
+      `request JSON size of ${size} exceeds the maximum allowed value of ${limit}. Use --http-max-input-size to increase the limit.`,
     );
     this.name = 'BodyTooLargeError';
   }

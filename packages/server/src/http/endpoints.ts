@@ -253,9 +253,9 @@ export async function handleRoute(
       break;
     case 'repository-index': {
       const b = parseObjectBody(body, 'repository index request');
-      // Triton's TritonJson wording (400).
+      // Triton 2.73's wording (400).
       if (b.ready !== undefined && typeof b.ready !== 'boolean')
-        throw invalidArg('attempt to access JSON non-boolean as boolean');
+        throw invalidArg("Invalid value for 'ready': expected a boolean");
       const index = await core.repositoryIndex(b.ready === true);
       return json(200, index);
     }

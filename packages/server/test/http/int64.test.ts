@@ -70,9 +70,12 @@ describe('64-bit integers in requests', () => {
     expect(register.json).toEqual({ error: "failed to register shared memory region 'r2': invalid args" });
   });
 
-  it('a repository index whose ready is not a boolean gets TritonJson’s wording', async () => {
-    const r = await post(srv.url, '/v2/repository/index', '{"ready":"yes"}');
-    expect(r.status).toBe(400);
-    expect(r.json).toEqual({ error: 'attempt to access JSON non-boolean as boolean' });
+  it('a repository index whose ready is not a boolean gets Triton 2.73’s wording', async () => {
+    for (const ready of ['"yes"', '1', 'null', '[true]']) {
+      const r = await post(srv.url, '/v2/repository/index', `{"ready":${ready}}`);
+      expect(r.status, ready).toBe(400);
+      expect(r.json, ready).toEqual({ error: "Invalid value for 'ready': expected a boolean" });
+    }
+    expect((await post(srv.url, '/v2/repository/index', '{"ready":true}')).status).toBe(200);
   });
 });

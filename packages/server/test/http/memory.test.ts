@@ -583,7 +583,7 @@ describe('an over-limit body', () => {
     socket.destroy();
     expect(reset).toBe(false);
     expect(reply).toMatch(/^HTTP\/1\.1 400 /);
-    expect(reply).toContain(`Request JSON size of ${size} exceeds the maximum allowed value of ${4 * MiB}`);
+    expect(reply).toContain(`request JSON size of ${size} exceeds the maximum allowed value of ${4 * MiB}`);
     expect(await live()).toBe(200);
   });
 

@@ -157,7 +157,7 @@ describe('malformed bodies and headers', () => {
   it('answers a body over --http-max-input-size with 400 and Triton’s hint', async () => {
     const r = await post(url, '/v2/models/simple/infer', Buffer.alloc(100 * 1024, 0x20));
     expect(expectError(r, 400)).toMatch(
-      /^Request JSON size of \d+ exceeds the maximum allowed value of 65536\. Use --http-max-input-size to increase the limit\.$/,
+      /^request JSON size of \d+ exceeds the maximum allowed value of 65536\. Use --http-max-input-size to increase the limit\.$/,
     );
   });
 
@@ -477,6 +477,13 @@ describe('request JSON read in Triton’s order with TritonJson’s messages (is
     expect(expectError(r, 400)).toBe(
       "Unable to parse 'data': Shape does not match true shape of 'data' field",
     );
+  });
+
+  it('answers data shorter than its shape with Triton 2.73’s wording', async () => {
+    const short = await post(url, '/v2/models/identity_fp32/infer', input('"shape":[1,3],"data":[1,2]'));
+    expect(expectError(short, 400)).toBe("Failed to parse 'data' field: shape does not match true shape");
+    const nested = await post(url, '/v2/models/identity_fp32/infer', input('"shape":[2,2],"data":[[1,2],[3]]'));
+    expect(expectError(nested, 400)).toBe("Failed to parse 'data' field: shape does not match true shape");
   });
 
   it('checks request parameters before the inputs', async () => {
