@@ -120,6 +120,15 @@ function decodeRaw(
       `input byte size mismatch for input '${echo(name)}' for model '${model}'. Expected ${count * DATATYPE_BYTE_SIZE[datatype]}, got ${bytes.byteLength}`,
     );
   }
+  if (datatype === 'BYTES') {
+    // Triton's core counts the elements of serialized BYTES (raw, binary or shared memory) first.
+    const n = serializedElementCount(bytes);
+    if (n !== undefined && n !== count) {
+      throw invalidArg(
+        `expected ${count} string elements for inference input '${echo(name)}' for model '${model}', got ${n}`,
+      );
+    }
+  }
   try {
     return tensorDataFromBytes(datatype, bytes, count, `input '${name}'`);
   } catch (error) {
@@ -129,6 +138,23 @@ function decodeRaw(
 
 function dataLength(data: TensorData): number {
   return Array.isArray(data) ? data.length : data.length;
+}
+
+/**
+ * The number of elements of serialized BYTES data (4-byte little-endian length, then the bytes), or
+ * `undefined` when a length runs past the end (the codec reports that). Reads only the prefixes.
+ */
+function serializedElementCount(bytes: Uint8Array): number | undefined {
+  let n = 0;
+  let at = 0;
+  while (at < bytes.byteLength) {
+    if (at + 4 > bytes.byteLength) return undefined;
+    const len = (bytes[at] as number) | ((bytes[at + 1] as number) << 8) | ((bytes[at + 2] as number) << 16);
+    at += 4 + len + (bytes[at + 3] as number) * 0x1000000;
+    if (at > bytes.byteLength) return undefined;
+    n++;
+  }
+  return n;
 }
 
 /** A config's inputs and outputs by name, and its required inputs: built once per config. */
