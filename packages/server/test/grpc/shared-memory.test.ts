@@ -3,7 +3,7 @@
  * read from and outputs written to a real POSIX shared-memory object (/dev/shm), with the
  * shared-memory parameters of tritonserver's gRPC requests (int64 offset and byte size).
  */
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, ftruncateSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 
 import type {
   InferParameter,
@@ -109,6 +109,47 @@ describe('system shared memory over gRPC', () => {
     expect(e.details).toBe(
       "unexpected 'content' provided when using shared memory for input tensor 'INPUT0' for model 'simple'",
     );
+  });
+
+  it('refuses a shared-memory input over the limit before reading it, on ModelInfer and on a stream', async () => {
+    // A sparse 1 GiB object: nothing is allocated unless it is read.
+    const bigKey = `${key}-big`;
+    const fd = openSync(`/dev/shm${bigKey}`, 'w', 0o600);
+    ftruncateSync(fd, 2 ** 30);
+    closeSync(fd);
+    try {
+      await client.call('SystemSharedMemoryRegister', {
+        name: 'big',
+        key: bigKey,
+        offset: 0n,
+        byteSize: 2n ** 30n,
+      });
+      const request = {
+        modelName: 'simple',
+        inputs: [
+          {
+            name: 'INPUT0',
+            datatype: 'INT32',
+            shape: [1n, 16n],
+            parameters: { shared_memory_region: str('big'), shared_memory_byte_size: int(2 ** 30) },
+          },
+          { name: 'INPUT1', datatype: 'INT32', shape: [1n, 16n], parameters: shm(64) },
+        ],
+      };
+      // The in-flight budget (256 MiB by default) is below the gRPC message limit: it bounds one request.
+      const message = `Request size of ${2 ** 30 + 64} including shared memory inputs exceeds the maximum allowed value of ${256 * 2 ** 20}. Use --http-max-inflight-body-bytes to increase the limit.`;
+      const e = await grpcError(client.call('ModelInfer', request));
+      expect(e.code).toBe(GrpcStatus.INVALID_ARGUMENT);
+      expect(e.details).toBe(message);
+      const { stream, answers, done } = client.collectingStream();
+      stream.write({ ...request, id: 'big' });
+      stream.end();
+      await done;
+      expect(answers.map((a) => [a.errorMessage, a.inferResponse?.id])).toEqual([[message, 'big']]);
+    } finally {
+      await client.call('SystemSharedMemoryUnregister', { name: 'big' });
+      rmSync(`/dev/shm${bigKey}`, { force: true });
+    }
   });
 
   it('unregisters (an empty name: every region); CUDA register is refused on this host', async () => {
