@@ -1,9 +1,13 @@
 """GourmetGram food classifier: a Triton Python-backend model.
 
 Contract (see ../config.pbtxt):
-  INPUT_IMAGE  BYTES [N, 1]  base64 text of an encoded photo (JPEG, PNG, WebP, ...), one per row
-  FOOD_LABEL   BYTES [N, 1]  the top Food-11 class of each row
-  PROBABILITY  FP32  [N, 1]  the softmax probability of that class
+  INPUT_IMAGE    BYTES [N, 1]  base64 text of an encoded photo (JPEG, PNG, WebP, ...), one per row
+  FOOD_LABEL     BYTES [N, 1]  the top Food-11 class of each row
+  PROBABILITY    FP32  [N, 1]  the softmax probability of that class
+The input and those two outputs are the original GourmetGram contract. Beyond it, when the config
+declares them (the shipped one does):
+  PROBABILITIES  FP32  [N, C]  the softmax probability of every class, in label order
+  OOD_SCORE      FP32  [N, 1]  the called model's out-of-distribution score (its `ood_score`)
 
 What happens to one execute() call:
   1. every row of every request is decoded and preprocessed the way the web app does it (EXIF
@@ -18,11 +22,14 @@ What happens to one execute() call:
      request to the ONNX model that the same server serves (by default food_classifier_onnx): the
      weights live in that model only, which runs them on its own instances (GPU or CPU) behind its
      own dynamic batcher;
-  4. each row's logits go through a softmax and the top class and its probability are returned.
+  4. each row's logits go through a softmax and the top class and its probability are returned
+     (and every class's probability, and the called model's ood_score, when declared).
 
 The called model and its tensor names come from the config parameters `onnx_model_name`,
-`onnx_input_name` and `onnx_output_name`; the labels from `labels_path`, relative to this model's
-directory (by default food_classifier_onnx's labels.txt). The called model must be loaded too (in
+`onnx_input_name` and `onnx_output_name` (and `onnx_ood_name`, asked for only when OOD_SCORE is
+declared); the labels from `labels_path`, relative to this model's directory (by default
+food_classifier_onnx's labels.txt). PROBABILITIES may name a `label_filename` of its own (Triton's
+classification extension reads it); it must hold the same labels, which initialize() checks. The called model must be loaded too (in
 explicit model control mode, load both). BLS is Triton's own API, so this file runs unchanged on
 NVIDIA Triton (23.04 or newer: outputs are asked for in CPU memory) and on the embedded server.
 """
@@ -44,12 +51,16 @@ import triton_python_backend_utils as pb_utils
 INPUT_NAME = "INPUT_IMAGE"
 LABEL_OUTPUT = "FOOD_LABEL"
 PROBABILITY_OUTPUT = "PROBABILITY"
+# Beyond the original contract, produced only when the config declares them.
+PROBABILITIES_OUTPUT = "PROBABILITIES"
+OOD_OUTPUT = "OOD_SCORE"
 
 # Used only when a parameter is missing from the config; the shipped config sets all of them.
 DEFAULT_PARAMETERS = {
     "onnx_model_name": "food_classifier_onnx",
     "onnx_input_name": "input",
     "onnx_output_name": "output",
+    "onnx_ood_name": "ood_score",
     "labels_path": "../food_classifier_onnx/labels.txt",
     "max_image_pixels": "40000000",
     "decode_threads": "1",
@@ -280,6 +291,32 @@ class TritonPythonModel:
             )
         self.probability_dtype = pb_utils.triton_string_to_numpy(probability_config["data_type"])
 
+        # The optional outputs beyond the original contract.
+        self.probabilities_config = pb_utils.get_output_config_by_name(self.model_config, PROBABILITIES_OUTPUT)
+        self.ood_config = pb_utils.get_output_config_by_name(self.model_config, OOD_OUTPUT)
+        if self.probabilities_config is not None:
+            dims = [int(d) for d in self.probabilities_config.get("dims", [])]
+            if dims != [len(self.labels)]:
+                raise pb_utils.TritonModelException(
+                    f"food_classifier: output {PROBABILITIES_OUTPUT} has dims {dims}; "
+                    f"{self.labels_path} has {len(self.labels)} labels"
+                )
+            label_file = self.probabilities_config.get("label_filename") or ""
+            label_path = os.path.normpath(os.path.join(model_dir, label_file)) if label_file else ""
+            if label_path and os.path.isfile(label_path):
+                with open(label_path, encoding="utf-8") as handle:
+                    own = [line.strip() for line in handle if line.strip()]
+                if own != self.labels:
+                    raise pb_utils.TritonModelException(
+                        f"food_classifier: {label_file} (label_filename of {PROBABILITIES_OUTPUT}) differs from "
+                        f"{self.labels_path} (parameter labels_path)"
+                    )
+        self.onnx_ood_name = parameters["onnx_ood_name"].strip()
+        if self.ood_config is not None and not self.onnx_ood_name:
+            raise pb_utils.TritonModelException(
+                f"food_classifier: output {OOD_OUTPUT} is declared but parameter onnx_ood_name is empty"
+            )
+
         # The logits are read with as_numpy(), so ask for them in CPU memory: a GPU instance of the
         # called model may otherwise hand back GPU memory. PreferredMemory exists in Triton 23.04+.
         self.bls_options = {}
@@ -303,15 +340,17 @@ class TritonPythonModel:
             return RowError(f"could not be decoded ({type(exc).__name__}: {exc})")
 
     def _infer(self, batch):
-        """The logits of a stacked batch, from ONE BLS request to the ONNX model.
+        """The logits of a stacked batch (and its ood scores when OOD_SCORE is declared, else None),
+        from ONE BLS request to the ONNX model.
 
         Every failure raises InferenceFailed: the call cannot be made, the called model answers an
         error (its message is kept as it is), or its output is missing or has the wrong shape.
         """
+        wanted = [self.onnx_output_name] + ([self.onnx_ood_name] if self.ood_config is not None else [])
         try:
             request = pb_utils.InferenceRequest(
                 model_name=self.onnx_model_name,
-                requested_output_names=[self.onnx_output_name],
+                requested_output_names=wanted,
                 inputs=[pb_utils.Tensor(self.onnx_input_name, batch)],
                 **self.bls_options,
             )
@@ -332,7 +371,21 @@ class TritonPythonModel:
                 f"{self.onnx_model_name} output {self.onnx_output_name} has shape {list(logits.shape)}; "
                 f"expected [{batch.shape[0]}, classes] for a batch of {batch.shape[0]}"
             )
-        return logits
+        if self.ood_config is None:
+            return logits, None
+        tensor = pb_utils.get_output_tensor_by_name(response, self.onnx_ood_name)
+        if tensor is None:
+            raise InferenceFailed(f"{self.onnx_model_name} returned no output tensor named {self.onnx_ood_name}")
+        try:
+            ood = np.asarray(tensor.as_numpy(), dtype=np.float32)
+        except Exception as exc:
+            raise InferenceFailed(f"{self.onnx_model_name} output {self.onnx_ood_name}: {exc}") from None
+        if ood.size != batch.shape[0]:
+            raise InferenceFailed(
+                f"{self.onnx_model_name} output {self.onnx_ood_name} has shape {list(ood.shape)}; "
+                f"expected [{batch.shape[0]}, 1] for a batch of {batch.shape[0]}"
+            )
+        return logits, ood.reshape(-1)
 
     def execute(self, requests):
         responses = [None] * len(requests)
@@ -370,18 +423,22 @@ class TritonPythonModel:
             batch.extend(rows)
 
         if not batch:  # nothing to infer: requests with zero rows get empty outputs of their shape
+            empty_probabilities = np.empty((0, len(self.labels)))
             for position, _, _, out_shape in accepted:
                 responses[position] = pb_utils.InferenceResponse(
-                    output_tensors=[
-                        pb_utils.Tensor(LABEL_OUTPUT, np.empty(out_shape, dtype=np.object_)),
-                        pb_utils.Tensor(PROBABILITY_OUTPUT, np.empty(out_shape, dtype=self.probability_dtype)),
-                    ]
+                    output_tensors=self._outputs(
+                        np.empty(out_shape, dtype=np.object_),
+                        np.empty(out_shape),
+                        empty_probabilities,
+                        np.empty(out_shape),
+                        out_shape,
+                    )
                 )
             return responses
 
         # The whole call fails together: every request that took part gets the reason.
         try:
-            logits = self._infer(np.ascontiguousarray(np.stack(batch), dtype=np.float32))
+            logits, ood = self._infer(np.ascontiguousarray(np.stack(batch), dtype=np.float32))
         except InferenceFailed as exc:
             message = f"food_classifier: inference failed: {exc}"
             for position, _, _, _ in accepted:
@@ -400,15 +457,33 @@ class TritonPythonModel:
         top = probabilities.argmax(axis=1)
         top_probability = probabilities[np.arange(len(batch)), top]
         for position, start, count, out_shape in accepted:
-            labels = np.array([self.label_bytes[k] for k in top[start : start + count]], dtype=np.object_)
-            probs = top_probability[start : start + count].astype(self.probability_dtype)
+            rows = slice(start, start + count)
+            labels = np.array([self.label_bytes[k] for k in top[rows]], dtype=np.object_)
             responses[position] = pb_utils.InferenceResponse(
-                output_tensors=[
-                    pb_utils.Tensor(LABEL_OUTPUT, labels.reshape(out_shape)),
-                    pb_utils.Tensor(PROBABILITY_OUTPUT, probs.reshape(out_shape)),
-                ]
+                output_tensors=self._outputs(
+                    labels,
+                    top_probability[rows],
+                    probabilities[rows],
+                    ood[rows] if ood is not None else None,
+                    out_shape,
+                )
             )
         return responses
+
+    def _outputs(self, labels, top_probability, probabilities, ood, out_shape):
+        """The output tensors of one request: the original two, then those the config adds."""
+        tensors = [
+            pb_utils.Tensor(LABEL_OUTPUT, labels.reshape(out_shape)),
+            pb_utils.Tensor(PROBABILITY_OUTPUT, top_probability.astype(self.probability_dtype).reshape(out_shape)),
+        ]
+        if self.probabilities_config is not None:
+            dtype = pb_utils.triton_string_to_numpy(self.probabilities_config["data_type"])
+            shape = tuple(out_shape[:-1]) + (len(self.labels),)
+            tensors.append(pb_utils.Tensor(PROBABILITIES_OUTPUT, probabilities.astype(dtype).reshape(shape)))
+        if self.ood_config is not None and ood is not None:
+            dtype = pb_utils.triton_string_to_numpy(self.ood_config["data_type"])
+            tensors.append(pb_utils.Tensor(OOD_OUTPUT, ood.astype(dtype).reshape(out_shape)))
+        return tensors
 
     def finalize(self):
         if self.pool is not None:

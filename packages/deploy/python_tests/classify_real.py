@@ -8,7 +8,8 @@ stdin:  {"executes": [[request, ...], ...]} where a request is a list of rows an
         {"path": "<image file>"} (sent as base64) or {"text": "<sent as is>"}
 stdout: {"runs": [rows per BLS call, ...], "calls": [{"model", "input", "requested"}, ...],
          "onnx": "<the model.onnx that answered>",
-         "executes": [[{"labels": [...], "probabilities": [...], "shape": [...]} or {"error": "..."}, ...], ...]}
+         "executes": [[{"labels": [...], "probabilities": [...], "shape": [...],
+                        "every": [[11 probabilities], ...], "ood": [...]} or {"error": "..."}, ...], ...]}
 """
 
 import base64
@@ -60,11 +61,15 @@ def main():
                 continue
             labels = pb_utils.get_output_tensor_by_name(response, "FOOD_LABEL").as_numpy()
             probabilities = pb_utils.get_output_tensor_by_name(response, "PROBABILITY").as_numpy()
+            every = pb_utils.get_output_tensor_by_name(response, "PROBABILITIES").as_numpy()
+            ood = pb_utils.get_output_tensor_by_name(response, "OOD_SCORE").as_numpy()
             answers.append(
                 {
                     "labels": [x.decode() for x in labels.reshape(-1)],
                     "probabilities": [float(p) for p in probabilities.reshape(-1).astype(np.float64)],
                     "shape": list(labels.shape),
+                    "every": every.astype(np.float64).tolist(),
+                    "ood": [float(x) for x in ood.reshape(-1).astype(np.float64)],
                 }
             )
         executes.append(answers)

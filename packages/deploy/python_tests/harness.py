@@ -95,7 +95,7 @@ def serve_linear_onnx_model(weights=WEIGHTS, bias=BIAS, **names):
 
 
 class TempRepository:
-    """models/{food_classifier (the real config and model.py), food_classifier_onnx/labels.txt}.
+    """models/{food_classifier (the real config, model.py, labels.txt), food_classifier_onnx/labels.txt}.
 
     No model.onnx: food_classifier reaches the weights only through BLS."""
 
@@ -107,8 +107,10 @@ class TempRepository:
         shutil.copy(os.path.join(MODEL_DIR, "1", "model.py"), os.path.join(self.model_dir, "1"))
         onnx_dir = os.path.join(self.root, "food_classifier_onnx")
         os.makedirs(onnx_dir)
-        with open(os.path.join(onnx_dir, "labels.txt"), "w", encoding="utf-8") as handle:
-            handle.write("\n".join(labels) + "\n")
+        # The copy PROBABILITIES' label_filename names, and the file labels_path names: the same labels.
+        for directory in (self.model_dir, onnx_dir):
+            with open(os.path.join(directory, "labels.txt"), "w", encoding="utf-8") as handle:
+                handle.write("\n".join(labels) + "\n")
 
     def args(self, config=None, kind="CPU", device_id="0"):
         return {
@@ -158,6 +160,17 @@ def normalise(image):
     array = np.asarray(image, dtype=np.float32) / 255.0
     array = (array - MEAN) / STD
     return array.transpose(2, 0, 1).astype(np.float32)
+
+
+def expected_ood(tensors):
+    """The ood_score the linear food_classifier_onnx stand-in gives each tensor."""
+    return np.array([t.mean(axis=(1, 2)).std() for t in tensors], dtype=np.float32)
+
+
+def original_outputs_only(config):
+    """`config` as the original GourmetGram contract had it: FOOD_LABEL and PROBABILITY only."""
+    config["output"] = [o for o in config["output"] if o["name"] in ("FOOD_LABEL", "PROBABILITY")]
+    return config
 
 
 def expected_outputs(tensors):

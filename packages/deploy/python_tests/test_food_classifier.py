@@ -19,6 +19,12 @@ def outputs(response):
     return label, probability
 
 
+def added_outputs(response):
+    """PROBABILITIES and OOD_SCORE (beyond the original contract), None when absent."""
+    found = [pb_utils.get_output_tensor_by_name(response, name) for name in ("PROBABILITIES", "OOD_SCORE")]
+    return [tensor.as_numpy() if tensor is not None else None for tensor in found]
+
+
 class ModelTestCase(unittest.TestCase):
     def setUp(self):
         pb_utils.clear_models()
@@ -60,7 +66,7 @@ class InitializeTest(ModelTestCase):
         call = other.calls[0]
         self.assertEqual(call["model_name"], "my_onnx")
         self.assertEqual(call["input_names"], ["pixels"])
-        self.assertEqual(call["requested_output_names"], ["logits"])
+        self.assertEqual(call["requested_output_names"], ["logits", "ood_score"])
         labels, _, _ = h.expected_outputs([h.reference_tensor(photo)])
         self.assertEqual(outputs(response)[0][0, 0].decode(), labels[0])
 
@@ -110,10 +116,34 @@ class InitializeTest(ModelTestCase):
             self.start(config=config)
         self.assertIn("parameter onnx_model_name must not be empty", str(caught.exception))
 
+    def test_a_labels_file_that_disagrees_with_probabilities_fails_at_load(self):
+        self.repo.close()
+        self.repo = h.TempRepository(labels=h.LABELS[:10])
+        with self.assertRaises(pb_utils.TritonModelException) as caught:
+            self.start()
+        self.assertIn("output PROBABILITIES has dims [11]", str(caught.exception))
+        self.assertIn("has 10 labels", str(caught.exception))
+
+    def test_a_label_filename_that_differs_from_labels_path_fails_at_load(self):
+        with open(os.path.join(self.repo.model_dir, "labels.txt"), "w", encoding="utf-8") as handle:
+            handle.write("\n".join(reversed(h.LABELS)) + "\n")
+        with self.assertRaises(pb_utils.TritonModelException) as caught:
+            self.start()
+        self.assertIn("labels.txt (label_filename of PROBABILITIES) differs from", str(caught.exception))
+
+    def test_ood_score_declared_without_a_called_output_name_is_refused(self):
+        config = h.real_config()
+        config["parameters"]["onnx_ood_name"] = {"string_value": ""}
+        with self.assertRaises(pb_utils.TritonModelException) as caught:
+            self.start(config=config)
+        self.assertIn("OOD_SCORE is declared but parameter onnx_ood_name is empty", str(caught.exception))
+
     def test_a_labels_file_that_disagrees_with_the_model_fails_each_request_clearly(self):
         self.repo.close()
         self.repo = h.TempRepository(labels=h.LABELS[:10])
-        model = self.start()  # BLS is not available in initialize(), so this is found at execute time
+        # The original contract (no PROBABILITIES, whose dims would catch it at load): BLS is not
+        # available in initialize(), so this is found at execute time.
+        model = self.start(config=h.original_outputs_only(h.real_config()))
         photos = [h.read_bytes(path) for path in h.photo_paths(2)]
         responses = model.execute([h.request(h.b64(photos[0])), h.request(b"%%"), h.request(h.b64(photos[1]))])
         expected = (
@@ -151,7 +181,7 @@ class BatchingTest(ModelTestCase):
         call = self.calls[0]
         self.assertEqual(call["model_name"], "food_classifier_onnx")
         self.assertEqual(call["input_names"], ["input"])
-        self.assertEqual(call["requested_output_names"], ["output"], "only the logits, not ood_score")
+        self.assertEqual(call["requested_output_names"], ["output", "ood_score"], "OOD_SCORE is declared")
         feed = call["feed"]
         self.assertEqual(feed.shape, (6, 3, 224, 224))
         self.assertEqual(feed.dtype, np.float32)
@@ -172,7 +202,39 @@ class BatchingTest(ModelTestCase):
             self.assertEqual(probability.dtype, np.float32)
             self.assertEqual([x.decode() for x in label.reshape(-1)], labels[start : start + count])
             np.testing.assert_allclose(probability.reshape(-1), probabilities[start : start + count], atol=1e-4)
+            every, ood = added_outputs(response)
+            self.assertEqual(every.shape, (count, len(h.LABELS)))
+            self.assertEqual(ood.shape, (count, 1))
+            fed = list(feed[start : start + count])  # the rows the stand-in received
+            np.testing.assert_allclose(ood.reshape(-1), h.expected_ood(fed), atol=1e-6)
             start += count
+
+    def test_probabilities_are_every_classs_softmax_in_label_order(self):
+        model = self.start()
+        photos = [h.read_bytes(path) for path in h.photo_paths(3)]
+        responses = model.execute([h.request(h.b64(photo)) for photo in photos])
+        # The stand-in's logits of the rows model.py sent (one BLS call of three).
+        _, _, logits = h.expected_outputs(list(self.calls[0]["feed"]))
+        for response, row in zip(responses, logits):
+            label, probability = outputs(response)
+            every, _ = added_outputs(response)
+            self.assertEqual(every.dtype, np.float32)
+            softmax = np.exp(row - row.max())
+            softmax /= softmax.sum()
+            np.testing.assert_allclose(every[0], softmax, atol=1e-6)
+            self.assertAlmostEqual(float(every[0].sum()), 1.0, delta=1e-5)
+            # The original outputs are the top entry of the new one.
+            self.assertEqual(label[0, 0].decode(), h.LABELS[int(every[0].argmax())])
+            self.assertAlmostEqual(float(probability[0, 0]), float(every[0].max()), delta=1e-7)
+
+    def test_the_original_contract_alone_asks_only_for_the_logits_and_answers_two_outputs(self):
+        model = self.start(config=h.original_outputs_only(h.real_config()))
+        photo = h.read_bytes(h.photo_paths(1)[0])
+        (response,) = model.execute([h.request(h.b64(photo))])
+        self.assertFalse(response.has_error())
+        self.assertEqual(self.calls[0]["requested_output_names"], ["output"])
+        self.assertEqual([t.name() for t in response.output_tensors()], ["FOOD_LABEL", "PROBABILITY"])
+        self.assertEqual(added_outputs(response), [None, None])
 
     def test_a_batch_of_sixteen_single_row_requests_is_one_bls_call_of_sixteen(self):
         model = self.start()
@@ -208,6 +270,7 @@ class BatchingTest(ModelTestCase):
         self.assertFalse(alone.has_error())
         self.assertEqual(outputs(alone)[0].shape, (0, 1))
         self.assertEqual(outputs(alone)[1].dtype, np.float32)
+        self.assertEqual([a.shape for a in added_outputs(alone)], [(0, len(h.LABELS)), (0, 1)])
         self.assertEqual(self.calls, [], "zero rows alone: no BLS call")
 
         photo = h.read_bytes(h.photo_paths(1)[0])
@@ -534,10 +597,24 @@ class ConfigTest(unittest.TestCase):
         self.assertEqual(config["backend"], "python")
         self.assertGreater(config["max_batch_size"], 0)
         self.assertEqual(config["input"], [{"name": "INPUT_IMAGE", "data_type": "TYPE_STRING", "dims": [1]}])
+        # The original two outputs first, unchanged; then the two this model adds.
         self.assertEqual(
-            {o["name"]: (o["data_type"], o["dims"]) for o in config["output"]},
-            {"FOOD_LABEL": ("TYPE_STRING", [1]), "PROBABILITY": ("TYPE_FP32", [1])},
+            [(o["name"], o["data_type"], o["dims"]) for o in config["output"]],
+            [
+                ("FOOD_LABEL", "TYPE_STRING", [1]),
+                ("PROBABILITY", "TYPE_FP32", [1]),
+                ("PROBABILITIES", "TYPE_FP32", [len(h.LABELS)]),
+                ("OOD_SCORE", "TYPE_FP32", [1]),
+            ],
         )
+
+    def test_the_label_file_of_probabilities_is_food_classifier_onnxs(self):
+        config = h.real_config()
+        (probabilities,) = [o for o in config["output"] if o["name"] == "PROBABILITIES"]
+        own = os.path.join(h.MODEL_DIR, probabilities["label_filename"])
+        onnx = os.path.join(h.REPO_ROOT, "models_staging", "food_classifier_onnx", "labels.txt")
+        with open(own, encoding="utf-8") as a, open(onnx, encoding="utf-8") as b:
+            self.assertEqual(a.read(), b.read())
 
     def test_both_variants_run_cpu_instances_and_differ_only_in_their_count(self):
         # The Python model only decodes images; the GPU work is food_classifier_onnx's (its configs/gpu.pbtxt).

@@ -96,6 +96,23 @@ describe('models_staging/food_classifier', () => {
     expect(labels).toEqual(LABELS);
   });
 
+  it("names its classes (PROBABILITIES) and the ensemble's (output) with copies of food_classifier_onnx's labels", () => {
+    const onnxLabels = read('models_staging/food_classifier_onnx/labels.txt');
+    for (const model of ['food_classifier', 'food_classifier_ensemble']) {
+      const config = read(`models_staging/${model}/config.pbtxt`).replace(/#[^\n]*/g, '');
+      const output = model === 'food_classifier' ? 'PROBABILITIES' : 'output';
+      expect(config).toMatch(
+        new RegExp(
+          `name:\\s*"${output}"[^}]*dims:\\s*\\[\\s*${LABELS.length}\\s*\\][^}]*label_filename:\\s*"labels.txt"`,
+        ),
+      );
+      expect(read(`models_staging/${model}/labels.txt`)).toBe(onnxLabels);
+    }
+    expect(read('models_staging/food_classifier/configs/gpu.pbtxt')).toMatch(
+      /label_filename:\s*"labels.txt"/,
+    );
+  });
+
   it('documents the softmax change, the BLS call and that both models must be loaded', () => {
     const readme = read('models_staging/food_classifier/README.md');
     expect(readme).toMatch(/sigmoid/);

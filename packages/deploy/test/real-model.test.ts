@@ -13,7 +13,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { pbtxtParameters, read } from '../src/repo.js';
 
 type Row = { path: string } | { text: string };
-type Answer = { labels: string[]; probabilities: number[]; shape: number[] } | { error: string };
+type Answer =
+  | { labels: string[]; probabilities: number[]; shape: number[]; every: number[][]; ood: number[] }
+  | { error: string };
 interface PythonOutput {
   runs: number[];
   calls: { model: string; input: string[]; requested: string[] }[];
@@ -40,13 +42,13 @@ function softmaxTop(
   logits: Float32Array,
   row: number,
   classes: number,
-): { label: string; probability: number } {
+): { label: string; probability: number; every: number[] } {
   const values = Array.from(logits.subarray(row * classes, (row + 1) * classes));
   const max = Math.max(...values);
   const exps = values.map((v) => Math.exp(v - max));
   const sum = exps.reduce((a, b) => a + b, 0);
   const top = exps.indexOf(Math.max(...exps));
-  return { label: LABELS[top] ?? '?', probability: (exps[top] ?? 0) / sum };
+  return { label: LABELS[top] ?? '?', probability: (exps[top] ?? 0) / sum, every: exps.map((e) => e / sum) };
 }
 
 const heldOut = (() => {
@@ -54,8 +56,8 @@ const heldOut = (() => {
   return labelled.filter((_, i) => mask[i]);
 })();
 
-let pythonRows: { label: string; probability: number }[] = [];
-let reference: { label: string; probability: number }[] = [];
+let pythonRows: { label: string; probability: number; every: number[]; ood: number }[] = [];
+let reference: { label: string; probability: number; every: number[]; ood: number }[] = [];
 let output: PythonOutput;
 let isolation: Answer[];
 
@@ -74,13 +76,18 @@ beforeAll(async () => {
   executes.push([[tail[0] as Row], [{ text: 'not base64 at all!' }], [tail[1] as Row, tail[2] as Row]]);
   output = runPython(executes);
   isolation = output.executes.at(-1) ?? [];
-  pythonRows = output.executes
-    .slice(0, -1)
-    .flatMap((answers) =>
-      answers.flatMap((a) =>
-        'error' in a ? [] : a.labels.map((label, k) => ({ label, probability: a.probabilities[k] ?? NaN })),
-      ),
-    );
+  pythonRows = output.executes.slice(0, -1).flatMap((answers) =>
+    answers.flatMap((a) =>
+      'error' in a
+        ? []
+        : a.labels.map((label, k) => ({
+            label,
+            probability: a.probabilities[k] ?? NaN,
+            every: a.every[k] ?? [],
+            ood: a.ood[k] ?? NaN,
+          })),
+    ),
+  );
 
   // The web app's path for food_classifier_onnx.
   const config = preprocessConfigFromParameters(
@@ -98,7 +105,8 @@ beforeAll(async () => {
     [inputName]: new ort.Tensor('float32', batch, [heldOut.length, 3, 224, 224]),
   });
   const logits = result[outputName]?.data as Float32Array;
-  reference = heldOut.map((_, i) => softmaxTop(logits, i, LABELS.length));
+  const ood = result.ood_score?.data as Float32Array;
+  reference = heldOut.map((_, i) => ({ ...softmaxTop(logits, i, LABELS.length), ood: ood[i] ?? NaN }));
   await session.release();
 }, 300_000);
 
@@ -110,7 +118,12 @@ describe('food_classifier (Python backend) on the real food model', () => {
     expect(params.onnx_model_name).toBe('food_classifier_onnx');
     expect(output.calls.length).toBeGreaterThan(0);
     for (const call of output.calls) {
-      expect(call).toEqual({ model: 'food_classifier_onnx', input: ['input'], requested: ['output'] });
+      // The logits and, as the config declares OOD_SCORE, the out-of-distribution score.
+      expect(call).toEqual({
+        model: 'food_classifier_onnx',
+        input: ['input'],
+        requested: ['output', 'ood_score'],
+      });
     }
   });
 
@@ -131,6 +144,22 @@ describe('food_classifier (Python backend) on the real food model', () => {
     // Both paths decode with libjpeg and resize with Pillow's bilinear filter (the app through its
     // bit-exact port), so the tensors agree up to float32 rounding; measured worst case 4.6e-6.
     expect(worst).toBeLessThan(1e-4);
+  });
+
+  it("answers every class's probability and the out-of-distribution score the web app's path gets", () => {
+    expect(pythonRows).toHaveLength(reference.length);
+    let worstEvery = 0;
+    let worstOod = 0;
+    for (const [i, row] of pythonRows.entries()) {
+      const ref = reference[i]!;
+      expect(row.every).toHaveLength(LABELS.length);
+      row.every.forEach((p, k) => (worstEvery = Math.max(worstEvery, Math.abs(p - (ref.every[k] ?? NaN)))));
+      worstOod = Math.max(worstOod, Math.abs(row.ood - ref.ood));
+      expect(Math.max(...row.every)).toBeCloseTo(row.probability, 6);
+    }
+    // Same tolerance as the top probability above (float32 rounding of two decoders' tensors).
+    expect(worstEvery).toBeLessThan(1e-4);
+    expect(worstOod).toBeLessThan(1e-4);
   });
 
   it('classifies the held-out photos as well as the model build reported (goal >= 80%)', () => {
