@@ -96,7 +96,7 @@ describe("the README's table of messages copied from Triton", () => {
   });
 
   it('matches placeholders to values only, not to literal text', () => {
-    expect("`x ${a} y`").toMatch(pattern('x <v> y'));
+    expect('`x ${a} y`').toMatch(pattern('x <v> y'));
     expect("'x z y'").not.toMatch(pattern('x <v> y'));
     expect('`request JSON size of ${size} exceeds`').not.toMatch(pattern('Request JSON size of <N> exceeds'));
   });

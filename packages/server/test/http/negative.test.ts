@@ -482,7 +482,11 @@ describe('request JSON read in Triton’s order with TritonJson’s messages (is
   it('answers data shorter than its shape with Triton 2.73’s wording', async () => {
     const short = await post(url, '/v2/models/identity_fp32/infer', input('"shape":[1,3],"data":[1,2]'));
     expect(expectError(short, 400)).toBe("Failed to parse 'data' field: shape does not match true shape");
-    const nested = await post(url, '/v2/models/identity_fp32/infer', input('"shape":[2,2],"data":[[1,2],[3]]'));
+    const nested = await post(
+      url,
+      '/v2/models/identity_fp32/infer',
+      input('"shape":[2,2],"data":[[1,2],[3]]'),
+    );
     expect(expectError(nested, 400)).toBe("Failed to parse 'data' field: shape does not match true shape");
   });
 
