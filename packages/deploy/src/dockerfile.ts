@@ -1,6 +1,7 @@
 // A small Dockerfile reader: enough to check what our Dockerfiles declare (stages, FROM, COPY, USER,
 // EXPOSE, ENV, WORKDIR, HEALTHCHECK, CMD, the commands of a RUN) without a Docker engine. Not a full
-// BuildKit parser: no ARG expansion in FROM, no heredocs.
+// BuildKit parser: ARGs declared before the first FROM are kept with their defaults and expanded in
+// FROM by `resolvedImage`; no heredocs.
 
 import { posix } from 'node:path';
 
@@ -24,6 +25,8 @@ export interface Stage {
 
 export interface Dockerfile {
   stages: Stage[];
+  /** `ARG NAME[=default]` before the first FROM (the ones FROM may use), default or undefined. */
+  globalArgs: Record<string, string | undefined>;
 }
 
 const FLAG = /^--([a-z-]+)(?:=(\S*))?\s*/;
@@ -47,6 +50,7 @@ export function parseDockerfile(text: string): Dockerfile {
   if (current !== undefined) logical.push(current);
 
   const stages: Stage[] = [];
+  const globalArgs: Record<string, string | undefined> = {};
   for (const { text: source, line } of logical) {
     const match = /^(\S+)\s*(.*)$/.exec(source);
     if (!match) continue;
@@ -65,12 +69,38 @@ export function parseDockerfile(text: string): Dockerfile {
     }
     const stage = stages.at(-1);
     if (stage === undefined) {
-      if (keyword === 'ARG') continue; // ARG before the first FROM
+      if (keyword === 'ARG') {
+        // ARG before the first FROM: `NAME` or `NAME=default` (quotes around the default removed).
+        const arg = /^([A-Za-z_][A-Za-z0-9_]*)(?:=("[^"]*"|'[^']*'|\S*))?\s*$/.exec(rest);
+        if (!arg) throw new Error(`line ${line}: cannot read ARG ${rest}`);
+        const value = arg[2];
+        globalArgs[arg[1] ?? ''] = value === undefined ? undefined : value.replace(/^(["'])(.*)\1$/, '$2');
+        continue;
+      }
       throw new Error(`line ${line}: ${keyword} before FROM`);
     }
     stage.instructions.push({ keyword, flags, args: rest, line });
   }
-  return { stages };
+  return { stages, globalArgs };
+}
+
+/**
+ * A stage's FROM image with the global ARGs (`$NAME`, `${NAME}`) replaced by `buildArgs` or else
+ * their defaults, as `docker build --build-arg NAME=value` would. Throws on an ARG without a value.
+ */
+export function resolvedImage(
+  file: Dockerfile,
+  stage: Stage,
+  buildArgs: Record<string, string> = {},
+): string {
+  return stage.image.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g, (_, a, b) => {
+    const name = (a ?? b) as string;
+    if (!(name in file.globalArgs))
+      throw new Error(`FROM ${stage.image}: ARG ${name} is not declared before FROM`);
+    const value = buildArgs[name] ?? file.globalArgs[name];
+    if (value === undefined) throw new Error(`FROM ${stage.image}: ARG ${name} has no default`);
+    return value;
+  });
 }
 
 /** Exec form (`["a", "b"]`) as a list; shell form as `['/bin/sh', '-c', text]`. */

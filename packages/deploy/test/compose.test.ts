@@ -11,6 +11,7 @@ import {
   instructions,
   lastInherited,
   parseDockerfile,
+  resolvedImage,
   shellCommands,
   stageChain,
   workdirAt,
@@ -26,7 +27,7 @@ interface Volume {
   read_only?: boolean | undefined;
 }
 interface Service {
-  build?: { context?: string; dockerfile?: string; target?: string };
+  build?: { context?: string; dockerfile?: string; target?: string; args?: Record<string, string> };
   image?: string;
   command?: string[];
   shm_size?: string;
@@ -241,6 +242,19 @@ describe('docker/docker-compose-triton.yaml (GPU)', () => {
       '-fsS',
       'http://localhost:8000/v2/health/ready',
     ]);
+  });
+
+  it('builds and tags the Triton image with one setting, TRITON_RELEASE, defaulting to the Dockerfile default', () => {
+    const { file, stage } = builtImage(triton);
+    const release = file.globalArgs.TRITON_RELEASE;
+    expect(release).toBe('26.09-py3');
+    expect(triton.build?.args).toEqual({ TRITON_RELEASE: `\${TRITON_RELEASE:-${release}}` });
+    expect(triton.image).toBe(`gourmetgram/triton-models:\${TRITON_RELEASE:-${release}}`);
+    // What `TRITON_RELEASE=24.10-py3 docker compose … up --build` builds from.
+    const chosen = defaultOf(triton.build?.args?.TRITON_RELEASE) ?? '';
+    expect(resolvedImage(file, stageChain(file, stage).at(-1) as Stage, { TRITON_RELEASE: chosen })).toBe(
+      'nvcr.io/nvidia/tritonserver:26.09-py3',
+    );
   });
 
   it("runs the Triton image with Triton's HTTP, gRPC and metrics ports", () => {

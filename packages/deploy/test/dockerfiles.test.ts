@@ -2,6 +2,7 @@
 // repository they build from.
 import { readdirSync, statSync } from 'node:fs';
 import { join, posix } from 'node:path';
+import { SERVER_VERSION, TRITON_NGC_RELEASE } from '@tritonserver-ts/server';
 import { describe, expect, it } from 'vitest';
 import {
   baseImage,
@@ -14,6 +15,7 @@ import {
   parentStage,
   parseDockerfile,
   resolvePath,
+  resolvedImage,
   shellCommands,
   stageChain,
   stageEnv,
@@ -163,6 +165,7 @@ describe('the Dockerfile parser', () => {
       ['node:20', 'build'],
       ['build', 'final'],
     ]);
+    expect(file.globalArgs).toEqual({ X: '1' });
     const build = stageNamed(file, 'build');
     expect(instructions(build, 'RUN')[0]?.args).toBe('a && b');
     const final = finalStage(file);
@@ -212,6 +215,27 @@ describe('the Dockerfile parser', () => {
     ]);
   });
 
+  it('expands the ARGs declared before the first FROM in a FROM, from --build-arg or the default', () => {
+    const file = parseDockerfile(
+      [
+        'ARG TAG=1.0',
+        'ARG BASE="img"',
+        'ARG NONE',
+        'FROM ${BASE}:$TAG AS a',
+        'FROM x:${NONE}',
+        'FROM y:${NOPE}',
+      ].join('\n'),
+    );
+    expect(file.globalArgs).toEqual({ TAG: '1.0', BASE: 'img', NONE: undefined });
+    const [a, none, nope] = file.stages as [Stage, Stage, Stage];
+    expect(a.image).toBe('${BASE}:$TAG');
+    expect(resolvedImage(file, a)).toBe('img:1.0');
+    expect(resolvedImage(file, a, { TAG: '2.0' })).toBe('img:2.0');
+    expect(() => resolvedImage(file, none)).toThrow(/ARG NONE has no default/);
+    expect(resolvedImage(file, none, { NONE: 'z' })).toBe('x:z');
+    expect(() => resolvedImage(file, nope)).toThrow(/ARG NOPE is not declared before FROM/);
+  });
+
   it('applies .dockerignore rules in order, with re-includes and directory matches', () => {
     const rules = parseDockerignore('*\n!models_staging\n**/node_modules\n');
     expect(isIncluded(rules, 'models_staging/food_classifier/config.pbtxt')).toBe(true);
@@ -224,11 +248,29 @@ describe('docker/Dockerfile.triton', () => {
   const file = load('Dockerfile.triton');
   const triton = stageNamed(file, 'triton');
 
-  it('starts from an NVIDIA Triton py3 image of release 24.10 or newer', () => {
-    const match = /^nvcr\.io\/nvidia\/tritonserver:(\d+)\.(\d+)-py3$/.exec(triton.image);
-    expect(match, triton.image).not.toBeNull();
-    const [year, month] = [Number(match?.[1]), Number(match?.[2])];
-    expect(year * 100 + month).toBeGreaterThanOrEqual(2410);
+  it('takes the Triton release from one build argument, TRITON_RELEASE, defaulting to the release the embedded server follows', () => {
+    // The embedded server reports Triton 2.73.0, the server of NGC release 26.09: the image defaults to it.
+    expect([SERVER_VERSION, TRITON_NGC_RELEASE]).toEqual(['2.73.0', '26.09']);
+    expect(file.globalArgs).toEqual({ TRITON_RELEASE: `${TRITON_NGC_RELEASE}-py3` });
+    expect(triton.image).toBe('nvcr.io/nvidia/tritonserver:${TRITON_RELEASE}');
+    expect(resolvedImage(file, triton)).toBe('nvcr.io/nvidia/tritonserver:26.09-py3');
+    // The older labs' release, for hosts whose NVIDIA driver is too old for 26.09.
+    expect(resolvedImage(file, triton, { TRITON_RELEASE: '24.10-py3' })).toBe(
+      'nvcr.io/nvidia/tritonserver:24.10-py3',
+    );
+    // No stage names a Triton release of its own.
+    const tritonStages = file.stages.filter((s) => s.image.includes('tritonserver'));
+    expect(tritonStages).toEqual([triton]);
+  });
+
+  it('documents the release choice where it is made: the default, 24.10-py3 for older drivers, and each driver', () => {
+    const text = read('docker/Dockerfile.triton');
+    expect(text).toContain('--build-arg TRITON_RELEASE=24.10-py3');
+    expect(text).toMatch(/26\.09[\s\S]*R580/);
+    expect(text).toMatch(/24\.10: CUDA 12\.6, driver 560\+/);
+    const readme = read('docker/README.md');
+    for (const fact of ['TRITON_RELEASE', '26.09-py3', '24.10-py3', 'R580', '560'])
+      expect(readme).toContain(fact);
   });
 
   it('installs every third-party module a model.py imports that the image lacks', () => {

@@ -112,6 +112,8 @@ describe('docker/k8s/triton (Deployment + Service + HPA on queue time)', () => {
     expect(c.args).toContain('--model-repository=/models');
     expect(image.stages.map((s) => s.name)).toContain('triton-with-models');
     expect(c.image).toMatch(/triton-models/);
+    // Tagged with the Triton release the image is built on: the Dockerfile's default TRITON_RELEASE.
+    expect(c.image).toBe(`registry.example.com/gourmetgram/triton-models:${image.globalArgs.TRITON_RELEASE}`);
     const exposed = exposedPorts(image.stages.find((s) => s.name === 'triton') as Stage);
     expect(c.ports?.map((p) => p.containerPort).sort()).toEqual(exposed.sort());
     expect(c.resources?.limits?.['nvidia.com/gpu']).toBe(1);
@@ -182,6 +184,12 @@ describe('docker/k8s/kserve (InferenceService on a Triton ServingRuntime)', () =
 
   it("uses the GourmetGram Triton image (the stock one lacks model.py's Pillow)", () => {
     expect(rc.image).toMatch(/gourmetgram\/triton:/);
+  });
+
+  it("tags that image with the Dockerfile's default Triton release", () => {
+    const release = parseDockerfile(read('docker/Dockerfile.triton')).globalArgs.TRITON_RELEASE;
+    expect(release).toBe('26.09-py3');
+    expect(rc.image).toBe(`registry.example.com/gourmetgram/triton:${release}`);
   });
 
   it('points the InferenceService at that runtime, a format it supports, and a model repository URI', () => {

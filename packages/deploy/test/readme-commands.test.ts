@@ -92,8 +92,7 @@ const NOT_RUN: Record<string, string> = {
   'npm test -w @tritonserver-ts/conformance': SUITE,
   'npm test -w @gourmetgram/food-model': SUITE,
   'TRITON_URL=localhost:8000 TRITON_GRPC_URL=localhost:8001 npm test -w @tritonserver-ts/conformance': `${REAL_TRITON}; and ${SUITE}`,
-  "tritonserver --model-repository=/tmp/conformance-models --model-control-mode=explicit --load-model='*' --allow-client-shm=true":
-    REAL_TRITON,
+  "docker run --rm -d --name triton-conformance --ipc=host -p 8000:8000 -p 8001:8001 -v /tmp/conformance-models:/models:ro nvcr.io/nvidia/tritonserver:26.09-py3 tritonserver --model-repository=/models --model-control-mode=explicit --load-model='*' --allow-client-shm=true": `${REAL_TRITON} (${DOCKER})`,
   'npm run bench -w @gourmetgram/food-model': BENCH,
   // packages/client/README.md: the decoupled-model example needs a server serving py_decoupled
   'npx tsx examples/decoupled-stream.ts localhost:8001 py_decoupled':
@@ -165,12 +164,12 @@ const NOT_RUN: Record<string, string> = {
   'docker compose -f docker/docker-compose-triton.yaml ps': DOCKER,
   'FOOD11_MODEL_NAME=food_classifier_onnx docker compose -f docker/docker-compose-triton.yaml up -d': DOCKER,
   'docker compose -f docker/docker-compose-cpu.yaml up -d --build': DOCKER,
-  'docker build -f docker/Dockerfile.triton --target triton-with-models -t gourmetgram/triton-models:24.10 .':
+  'docker build -f docker/Dockerfile.triton --target triton-with-models -t gourmetgram/triton-models:26.09-py3 .':
     DOCKER,
-  'docker run --rm --shm-size=1g -p 8000-8002:8000-8002 gourmetgram/triton-models:24.10 tritonserver --model-repository=/models':
+  'docker run --rm --shm-size=1g -p 8000-8002:8000-8002 gourmetgram/triton-models:26.09-py3 tritonserver --model-repository=/models':
     DOCKER,
-  'docker build -f docker/Dockerfile.triton --target triton -t gourmetgram/triton:24.10 .': DOCKER,
-  'docker run --rm --shm-size=1g -p 8000-8002:8000-8002 -v "$PWD/models_staging:/models:ro" gourmetgram/triton:24.10 tritonserver --model-repository=/models':
+  'docker build -f docker/Dockerfile.triton --target triton -t gourmetgram/triton:26.09-py3 .': DOCKER,
+  'docker run --rm --shm-size=1g -p 8000-8002:8000-8002 -v "$PWD/models_staging:/models:ro" gourmetgram/triton:26.09-py3 tritonserver --model-repository=/models':
     DOCKER,
   // docker/README.md: checking the compose deployment
   "curl -fsS -o /dev/null -w '%{http_code}\\n' localhost:8000/v2/health/ready": COMPOSE_STACK,
@@ -184,9 +183,9 @@ const NOT_RUN: Record<string, string> = {
   'curl -s localhost:8002/metrics | grep nv_inference_queue_duration_us': COMPOSE_STACK,
   'curl -fsS localhost:8000/v2/health/ready && echo ready': COMPOSE_STACK,
   // docker/k8s/README.md
-  'docker build -f docker/Dockerfile.triton --target triton-with-models -t registry.example.com/gourmetgram/triton-models:24.10 .':
+  'docker build -f docker/Dockerfile.triton --target triton-with-models -t registry.example.com/gourmetgram/triton-models:26.09-py3 .':
     DOCKER,
-  'docker push registry.example.com/gourmetgram/triton-models:24.10': `${DOCKER}, and a registry to push to`,
+  'docker push registry.example.com/gourmetgram/triton-models:26.09-py3': `${DOCKER}, and a registry to push to`,
   'kubectl apply -f docker/k8s/triton/triton.yaml': KUBERNETES,
   'helm repo add prometheus-community https://prometheus-community.github.io/helm-charts': KUBERNETES,
   'helm install prometheus-adapter prometheus-community/prometheus-adapter -f docker/k8s/prometheus-adapter/values.yaml --set prometheus.url=http://<your-prometheus>.svc':
