@@ -1,6 +1,7 @@
 // Checks of the suite itself: the reviewed list of transport differences stays honest (every entry
 // is used by a case and documented), and the external-target rules the README gives hold.
 import { readdirSync, readFileSync } from 'node:fs';
+import { SERVER_VERSION, TRITON_NGC_RELEASE } from '@tritonserver-ts/server';
 import { describe, expect, it } from 'vitest';
 import { externalTarget } from './external-target.js';
 import { TRANSPORT_DIFFERENCES, TRITON_STATUS } from './transport-differences.js';
@@ -47,5 +48,19 @@ describe('TRITON_URL / TRITON_GRPC_URL', () => {
       httpUrl: 'localhost',
       grpcUrl: 'localhost:8001',
     });
+  });
+});
+
+describe('the Triton release the suite targets', () => {
+  const dockerfile = readFileSync(new URL('../../../docker/Dockerfile.triton', import.meta.url), 'utf8');
+
+  it("is the embedded server's, the Dockerfile's default, and the one the README runs", () => {
+    expect([SERVER_VERSION, TRITON_NGC_RELEASE]).toEqual(['2.73.0', '26.09']);
+    expect(dockerfile).toContain(`ARG TRITON_RELEASE=${TRITON_NGC_RELEASE}-py3`);
+    const images = [...readme.matchAll(/nvcr\.io\/nvidia\/tritonserver:(\S+?)[`\s)]/g)].map((m) => m[1]);
+    expect(images.length).toBeGreaterThan(0);
+    expect(new Set(images)).toEqual(new Set([`${TRITON_NGC_RELEASE}-py3`]));
+    expect(readme).toContain(`"version":"${SERVER_VERSION}"`);
+    expect(caseSources).toContain(`expect(meta.version).toBe('${SERVER_VERSION}')`);
   });
 });

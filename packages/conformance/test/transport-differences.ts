@@ -45,6 +45,10 @@ export const TRANSPORT_DIFFERENCES = {
     http: 'no streaming inference (KServe v2 over HTTP is request / response)',
     grpc: '`ModelStreamInfer`: many requests and responses on one bidirectional stream, errors in-band',
   },
+  'http-json-requests': {
+    http: 'requests are JSON read by the HTTP front end, which refuses with its own 2.73 messages (400): a body over `--http-max-input-size` (64 MiB by default) "request JSON size of N exceeds …", JSON `data` shorter than its shape "Failed to parse \'data\' field: …", a repository-index `ready` that is not a boolean "Invalid value for \'ready\': …"',
+    grpc: 'requests are protobuf: fields are typed (`ready` is a bool), tensor data is raw or typed contents, and `--http-max-input-size` does not apply (messages up to 2 GiB)',
+  },
   'http-wire-helpers': {
     http: 'the body helpers (`generateRequestBody`, `parseResponseBody`, `encodeRawBinaryRequest`) drive a separate HTTP stack',
     grpc: 'the same job is done by the protobuf messages of `@tritonserver-ts/client/protocol/grpc` on a separate grpc-js client',
