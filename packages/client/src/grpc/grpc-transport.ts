@@ -5,9 +5,12 @@
  */
 import {
   Client,
+  Metadata,
+  connectivityState,
   credentials as grpcCredentials,
   status as GrpcStatus,
   type CallOptions as GrpcCallOptions,
+  type ChannelOptions,
   type ClientUnaryCall,
   type ChannelCredentials,
 } from '@grpc/grpc-js';
@@ -29,6 +32,7 @@ import type {
 import {
   TritonError,
   TritonInvalidArgumentError,
+  TritonProtocolError,
   TritonServerError,
   invalidArgument,
   protocolFailure,
@@ -72,7 +76,8 @@ import {
   type StreamOptions,
   type StreamResponse,
 } from './stream.js';
-import { tritonErrorFromGrpc } from './status.js';
+import { StallWatch, type WatchedCall } from './stall-watch.js';
+import { sentByServer, tritonErrorFromGrpc } from './status.js';
 import { parseGrpcUrl, type GrpcAddress } from './url.js';
 
 /**
@@ -147,6 +152,43 @@ function integer(value: number, what: string): bigint {
   return BigInt(value);
 }
 
+/** A grpc-js channel of the transport and the watch of its unary calls. */
+interface Channel {
+  readonly client: Client;
+  watch: StallWatch | undefined;
+}
+
+/**
+ * The channel option that gives a replacement channel a connection of its own (grpc-js reuses a
+ * connection for channels whose options are equal).
+ */
+const CHANNEL_GENERATION_OPTION = 'tritonserver-ts.channel_generation';
+
+const SERVER_LIVE = serviceDefinition.ServerLive;
+
+/**
+ * The stall probe: `ServerLive` on `client` with `deadline`. Any status the server sends counts as
+ * an answer; `false` only when nothing came back (deadline, or a connection that refuses streams)
+ * on a channel that is connected.
+ */
+function probeChannel(client: Client, deadline: Date): Promise<boolean> {
+  // Calls waiting for a connection are grpc-js's to handle (it connects, or fails them): only a
+  // channel that believes it is connected can be silently dead.
+  if (client.getChannel().getConnectivityState(false) !== connectivityState.READY)
+    return Promise.resolve(true);
+  return new Promise((resolve) => {
+    client.makeUnaryRequest(
+      SERVER_LIVE.path,
+      SERVER_LIVE.requestSerialize as (value: unknown) => Buffer,
+      SERVER_LIVE.responseDeserialize as (bytes: Buffer) => unknown,
+      {},
+      new Metadata(),
+      { deadline },
+      (error) => resolve(error === null || sentByServer(error)),
+    );
+  });
+}
+
 /** Waits until `signal` fires or `ms` pass (a local deadline and the client's timer may race). */
 function settle(signal: AbortSignal, ms: number): Promise<void> {
   if (signal.aborted) return Promise.resolve();
@@ -161,14 +203,33 @@ function settle(signal: AbortSignal, ms: number): Promise<void> {
   });
 }
 
-/** One unary call in flight: notes its response metadata and cancels it when the client call is cancelled. */
-class PendingUnary implements CancellationListener {
+/**
+ * One unary call in flight: notes its response metadata, cancels it when the client call is
+ * cancelled, and ends it with a typed error when its channel's {@link StallWatch} finds the
+ * connection dead.
+ */
+class PendingUnary implements CancellationListener, WatchedCall {
   call: ClientUnaryCall | undefined;
   responded = false;
+  /** Set when the call was given up on (its connection died without a word). */
+  abandoned: TritonError | undefined;
   readonly #timer: InferTimer | undefined;
+  readonly #rpc: string;
+  readonly #target: string;
 
-  constructor(timer: InferTimer | undefined) {
+  constructor(timer: InferTimer | undefined, rpc: string, target: string) {
     this.#timer = timer;
+    this.#rpc = rpc;
+    this.#target = target;
+  }
+
+  abandon(timeoutMs: number): void {
+    this.abandoned = new TritonProtocolError(
+      `${this.#rpc} on ${this.#target}: no answer, and the connection did not answer a probe within ${timeoutMs} ms ` +
+        'either: it died without a word (a header block this client cannot read, such as a status message ' +
+        'over 64 KiB, ends an HTTP/2 connection so). The call was abandoned; the next call uses a new connection.',
+    );
+    this.call?.cancel();
   }
 
   /** The call's response metadata arrived. */
@@ -198,12 +259,15 @@ class PendingUnary implements CancellationListener {
 export class GrpcTransport implements Transport {
   readonly kind = 'grpc' as const;
   readonly address: GrpcAddress;
-  readonly #client: Client;
+  /** The channel of uncompressed calls and streams (replaced when its connection dies silently). */
+  #main: Channel;
   readonly #options: GrpcTransportOptions;
   readonly #receiveLimit: number;
   readonly #credentials: ChannelCredentials;
   /** Channels that compress requests (grpc-js compresses per channel), made on first use. */
-  readonly #compressed = new Map<CompressionAlgorithm, Client>();
+  readonly #compressed = new Map<CompressionAlgorithm, Channel>();
+  /** Channels made to replace dead ones so far (a new one must not reuse the dead connection). */
+  #replaced = 0;
   /** Encoded infer requests, reused once grpc-js has framed them (see {@link GRPC_REQUEST_BUFFERS}). */
   readonly #requestBuffers = new BufferPool(GRPC_REQUEST_BUFFERS);
   /** Where `infer` encodes its requests (one function for every call). */
@@ -229,7 +293,42 @@ export class GrpcTransport implements Transport {
     this.#options = options;
     this.#receiveLimit = Number(channelOptionsFor(options)['grpc.max_receive_message_length']);
     this.#credentials = creds;
-    this.#client = new Client(this.address.target, creds, channelOptionsFor(options));
+    this.#main = this.#channel(undefined);
+  }
+
+  /**
+   * A new channel (for uncompressed calls, or compressing with `compression`), with its stall watch
+   * unless `stallProbe: false`.
+   */
+  #channel(compression: CompressionAlgorithm | undefined): Channel {
+    const options: ChannelOptions = { ...channelOptionsFor(this.#options) };
+    // grpc-js's CompressionAlgorithms: 1 deflate, 2 gzip.
+    if (compression !== undefined)
+      options['grpc.default_compression_algorithm'] = compression === 'gzip' ? 2 : 1;
+    // grpc-js shares connections between channels with equal options: a replacement gets its own.
+    if (this.#replaced > 0) options[CHANNEL_GENERATION_OPTION] = this.#replaced;
+    const client = new Client(this.address.target, this.#credentials, options);
+    const probe = this.#options.stallProbe;
+    const channel: Channel = { client, watch: undefined };
+    if (probe !== false) {
+      channel.watch = new StallWatch(
+        (deadline) => probeChannel(client, deadline),
+        () => this.#replace(channel, compression),
+        probe,
+      );
+    }
+    return channel;
+  }
+
+  /** Moves the calls of `compression` off `dead` to a new connection, and closes `dead`. */
+  #replace(dead: Channel, compression: CompressionAlgorithm | undefined): void {
+    this.#replaced++;
+    if (compression === undefined) {
+      if (this.#main === dead) this.#main = this.#channel(undefined);
+    } else if (this.#compressed.get(compression) === dead) {
+      this.#compressed.set(compression, this.#channel(compression));
+    }
+    dead.client.close();
   }
 
   /** Bytes of idle request buffers kept for reuse now (diagnostics; see {@link GRPC_REQUEST_BUFFERS}). */
@@ -237,18 +336,14 @@ export class GrpcTransport implements Transport {
     return this.#requestBuffers.idleBytes;
   }
 
-  #clientFor(compression: CompressionAlgorithm | undefined): Client {
-    if (compression === undefined) return this.#client;
-    let client = this.#compressed.get(compression);
-    if (client === undefined) {
-      client = new Client(this.address.target, this.#credentials, {
-        ...channelOptionsFor(this.#options),
-        // grpc-js's CompressionAlgorithms: 1 deflate, 2 gzip.
-        'grpc.default_compression_algorithm': compression === 'gzip' ? 2 : 1,
-      });
-      this.#compressed.set(compression, client);
+  #channelFor(compression: CompressionAlgorithm | undefined): Channel {
+    if (compression === undefined) return this.#main;
+    let channel = this.#compressed.get(compression);
+    if (channel === undefined) {
+      channel = this.#channel(compression);
+      this.#compressed.set(compression, channel);
     }
-    return client;
+    return channel;
   }
 
   /**
@@ -299,8 +394,9 @@ export class GrpcTransport implements Transport {
         reject(tritonErrorFromGrpc(cancellation.reason, rpc));
         return;
       }
-      const pending = new PendingUnary(ctx.timer);
-      const call = this.#clientFor(compression).makeUnaryRequest(
+      const pending = new PendingUnary(ctx.timer, rpc, this.address.target);
+      const channel = this.#channelFor(compression);
+      const call = channel.client.makeUnaryRequest(
         path,
         serialize,
         deserialize,
@@ -310,6 +406,11 @@ export class GrpcTransport implements Transport {
         (error, response) => {
           release?.();
           cancellation.removeListener(pending);
+          channel.watch?.end(pending);
+          if (pending.abandoned !== undefined) {
+            reject(pending.abandoned);
+            return;
+          }
           if (error === null && response !== undefined) {
             let value: R;
             try {
@@ -338,6 +439,7 @@ export class GrpcTransport implements Transport {
       // An inline listener (not a per-instance arrow field, which tsx's keepNames renames per call).
       call.on('metadata', () => pending.onMetadata());
       cancellation.addListener(pending);
+      channel.watch?.start(pending);
     });
   }
 
@@ -532,7 +634,7 @@ export class GrpcTransport implements Transport {
    */
   openStream(options: StreamOptions = {}): GrpcInferStream {
     return new GrpcInferStream(
-      this.#client,
+      this.#main.client,
       this.address.target,
       options,
       this.#receiveLimit,
@@ -625,7 +727,7 @@ export class GrpcTransport implements Transport {
   async close(): Promise<void> {
     // As the Python client: the stream is stopped (half-closed, its responses read) first.
     await this.stopStream();
-    this.#client.close();
-    for (const client of this.#compressed.values()) client.close();
+    this.#main.client.close();
+    for (const channel of this.#compressed.values()) channel.client.close();
   }
 }

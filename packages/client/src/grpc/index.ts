@@ -30,6 +30,7 @@ export {
   type GrpcTransportOptions,
 } from './options.js';
 export { DEFAULT_GRPC_PORT, parseGrpcUrl, type GrpcAddress } from './url.js';
+export { DEFAULT_STALL_PROBE, type StallProbeOptions } from './stall-watch.js';
 export { tritonErrorFromGrpc, isServiceError } from './status.js';
 export { metadataFromHeaders } from './metadata.js';
 
@@ -57,6 +58,7 @@ export function createGrpcClient(
     maxSendMessageLength,
     maxReceiveMessageLength,
     channelOptions,
+    stallProbe,
     ...clientOptions
   } = options;
   const transport = new GrpcTransport({
@@ -67,6 +69,7 @@ export function createGrpcClient(
     ...(maxSendMessageLength !== undefined ? { maxSendMessageLength } : {}),
     ...(maxReceiveMessageLength !== undefined ? { maxReceiveMessageLength } : {}),
     ...(channelOptions !== undefined ? { channelOptions } : {}),
+    ...(stallProbe !== undefined ? { stallProbe } : {}),
   });
   return new TritonClient({ ...clientOptions, transport }) as TritonClient & {
     readonly transport: GrpcTransport;

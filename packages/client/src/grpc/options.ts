@@ -5,6 +5,8 @@
  */
 import type { ChannelOptions } from '@grpc/grpc-js';
 
+import type { StallProbeOptions } from './stall-watch.js';
+
 /** Triton's Python client raises both message-size limits to this (grpc-js defaults to 4 MiB receive). */
 export const MAX_GRPC_MESSAGE_SIZE = 2 ** 31 - 1;
 
@@ -52,6 +54,11 @@ export interface GrpcTransportOptions {
    * Python client's `channel_args`.
    */
   readonly channelOptions?: ChannelOptions;
+  /**
+   * When a quiet channel is probed to find a connection that died without a word (see
+   * {@link StallProbeOptions}); `false` turns the probe off. Not a Python client option.
+   */
+  readonly stallProbe?: StallProbeOptions | false;
 }
 
 /** The channel arguments for `options`: message sizes, keepalive, then the caller's own. */

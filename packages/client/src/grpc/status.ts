@@ -23,12 +23,16 @@ export function isServiceError(error: unknown): error is ServiceError {
 }
 
 /**
- * Whether the server itself produced the status: grpc-js statuses made on the client (no
- * connection, connection dropped, local deadline, cancel) carry no metadata, while a status read
- * from the server's headers or trailers does (at least its content-type).
+ * Whether the server itself sent the status: grpc-js statuses made on the client (no connection,
+ * connection dropped, local deadline, cancel) carry no metadata, while a status read from the
+ * server's headers or trailers does (at least its content-type).
  */
+export function sentByServer(error: ServiceError): boolean {
+  return Object.keys(error.metadata?.getMap() ?? {}).length > 0;
+}
+
 function fromServer(error: ServiceError, responded: boolean): boolean {
-  return responded || Object.keys(error.metadata?.getMap() ?? {}).length > 0;
+  return responded || sentByServer(error);
 }
 
 /**
