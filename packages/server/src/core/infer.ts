@@ -120,18 +120,17 @@ function decodeRaw(
       `input byte size mismatch for input '${echo(name)}' for model '${model}'. Expected ${count * DATATYPE_BYTE_SIZE[datatype]}, got ${bytes.byteLength}`,
     );
   }
-  if (datatype === 'BYTES') {
-    // Triton's core counts the elements of serialized BYTES (raw, binary or shared memory) first.
-    const n = serializedElementCount(bytes);
+  try {
+    return tensorDataFromBytes(datatype, bytes, count, `input '${name}'`);
+  } catch (error) {
+    // Serialized BYTES (raw, binary or shared memory) whose element count differs from the shape:
+    // Triton's core wording. Counted only here, so a good request pays for no second walk.
+    const n = datatype === 'BYTES' ? serializedElementCount(bytes) : undefined;
     if (n !== undefined && n !== count) {
       throw invalidArg(
         `expected ${count} string elements for inference input '${echo(name)}' for model '${model}', got ${n}`,
       );
     }
-  }
-  try {
-    return tensorDataFromBytes(datatype, bytes, count, `input '${name}'`);
-  } catch (error) {
     throw toServerError(error);
   }
 }
