@@ -13,7 +13,7 @@
  * support answers.
  * @packageDocumentation
  */
-import { closeSync, constants, fstatSync, openSync, writeSync, type BigIntStats } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, writeSync, type BigIntStats } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -44,6 +44,12 @@ export const DEFAULT_MAX_SHM_REGIONS = 1024;
 
 /** Bytes one read call takes from a region: the event loop runs between two of them. */
 export const SHM_READ_CHUNK_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Reads up to this size are done inline (a memory copy of at most 1 MiB, like decoding a small body
+ * inline): four thread-pool round trips would cost a small request more than the copy itself.
+ */
+export const SHM_INLINE_READ_BYTES = 1024 * 1024;
 
 /** Flags every open of an object uses: no symbolic link is followed, a FIFO never blocks the open. */
 const OPEN_FLAGS = constants.O_NOFOLLOW | constants.O_NONBLOCK;
@@ -293,12 +299,14 @@ export class SystemSharedMemoryManager {
   /**
    * Reads `ref.byteSize` bytes of a region into a new buffer, off the event loop: the object is
    * opened again, checked ({@link SystemSharedMemoryManager} header) and read in chunks of
-   * {@link SHM_READ_CHUNK_BYTES} on libuv's thread pool, then closed. The caller bounds the size
+   * {@link SHM_READ_CHUNK_BYTES} on libuv's thread pool, then closed (up to
+   * {@link SHM_INLINE_READ_BYTES}: the same, inline). The caller bounds the size
    * (`core/shared-memory-inputs.ts`).
    */
   async read(ref: SharedMemoryRef): Promise<Uint8Array> {
     const { region, offset, byteSize } = this.#locate(ref);
     const start = region.offset + offset;
+    if (byteSize <= SHM_INLINE_READ_BYTES) return this.#readInline(region, ref.region, start, byteSize);
     let handle: FileHandle;
     try {
       handle = await open(join(this.#dir, region.file), constants.O_RDONLY | OPEN_FLAGS);
@@ -319,6 +327,30 @@ export class SystemSharedMemoryManager {
       return out;
     } finally {
       await handle.close();
+    }
+  }
+
+  /** {@link SystemSharedMemoryManager.read} of a small range, with synchronous calls. */
+  #readInline(region: Region, name: string, start: number, byteSize: number): Uint8Array {
+    const fd = this.#openSync(region.file, region.key, constants.O_RDONLY);
+    try {
+      let stats: BigIntStats;
+      try {
+        stats = fstatSync(fd, { bigint: true });
+      } catch (cause) {
+        throw openFailure(region.key, cause);
+      }
+      this.#checkSame(region, stats, start + byteSize);
+      const out = new Uint8Array(byteSize);
+      let done = 0;
+      while (done < byteSize) {
+        const n = readSync(fd, out, done, byteSize - done, start + done);
+        if (n === 0) throw invalidArg(`shared memory region '${name}' is shorter than registered`);
+        done += n;
+      }
+      return out;
+    } finally {
+      closeSync(fd);
     }
   }
 
