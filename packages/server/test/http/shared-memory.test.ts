@@ -222,3 +222,43 @@ describe('system shared memory', () => {
     expect((await post(srv.url, '/v2/systemsharedmemory/unregister', undefined)).status).toBe(200);
   });
 });
+
+describe('--client-shm-max-regions', () => {
+  it('refuses registrations past the cap (400) until a region is unregistered', async () => {
+    const capped = await startTestServer({
+      only: ['simple'],
+      allowClientShm: true,
+      sharedMemoryMaxRegions: 2,
+    });
+    const keys = [0, 1, 2].map((i) => `${key}-cap${i}`);
+    for (const k of keys) writeFileSync(`/dev/shm${k}`, Buffer.alloc(64));
+    try {
+      const register = (name: string, k: string) =>
+        post(
+          capped.url,
+          `/v2/systemsharedmemory/region/${name}/register`,
+          JSON.stringify({ key: k, offset: 0, byte_size: 64 }),
+        );
+      expect((await register('a', keys[0] as string)).status).toBe(200);
+      expect((await register('b', keys[1] as string)).status).toBe(200);
+      const refused = await register('c', keys[2] as string);
+      expect(refused.status).toBe(400);
+      expect(refused.json).toEqual({
+        error:
+          "failed to register shared memory region 'c': 2 regions are registered, the most this server allows (--client-shm-max-regions)",
+      });
+      expect((await post(capped.url, '/v2/systemsharedmemory/region/a/unregister', undefined)).status).toBe(
+        200,
+      );
+      expect((await register('c', keys[2] as string)).status).toBe(200);
+      expect(
+        ((await get(capped.url, '/v2/systemsharedmemory/status')).json as { name: string }[]).map(
+          (r) => r.name,
+        ),
+      ).toEqual(['b', 'c']);
+    } finally {
+      await capped.close();
+      for (const k of keys) rmSync(`/dev/shm${k}`, { force: true });
+    }
+  });
+});
