@@ -8,11 +8,8 @@
  * `FUZZ_SEED` picks the sequence (printed on failure), `FUZZ_CASES` the number of cases per family
  * (default 600: about 3,000 cases in all, a few seconds in CI; any number locally).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { connect } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { deflateSync, gzipSync } from 'node:zlib';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,27 +17,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeInferRequest } from '@tritonserver-ts/client/protocol';
 
 import { makeRepository } from '../helpers/server.js';
+import { Random, startCli, type CliServer } from './helpers.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261124);
 const CASES = Number(process.env.FUZZ_CASES ?? 600);
 const MAX_INPUT = 1 << 20;
-const cli = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 
-/** mulberry32: small, fast, deterministic. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-let random = prng(SEED);
-const int = (n: number): number => Math.floor(random() * n);
-const pick = <T>(items: readonly T[]): T => items[int(items.length)] as T;
+let random = new Random(SEED);
+const int = (n: number): number => random.int(n);
+const pick = <T>(items: readonly T[]): T => random.pick(items);
 
 const ODD_VALUES: readonly unknown[] = [
   null,
@@ -127,15 +112,12 @@ interface Answer {
   readonly text: string;
 }
 
-let child: ChildProcess;
+let server: CliServer;
 let url = '';
 let repository = '';
 let startRss = 0;
 
-function rssKiB(): number {
-  const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-}
+const rssKiB = (): number => server.rssKiB();
 
 async function send(
   path: string,
@@ -198,45 +180,26 @@ async function stillServing(): Promise<void> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(cli)) throw new Error(`build the package first (${cli} is missing)`);
-  random = prng(SEED);
+  random = new Random(SEED);
   repository = await makeRepository(['simple', 'identity_string', 'identity_fp16', 'classifier']);
-  child = spawn(
-    process.execPath,
-    [
-      cli,
-      `--model-repository=${repository}`,
-      '--http-port=0',
-      '--grpc-port=0',
-      '--http-address=127.0.0.1',
-      '--allow-metrics=false',
-      '--model-control-mode=explicit',
-      '--load-model=*',
-      `--http-max-input-size=${MAX_INPUT}`,
-      '--allow-client-shm=true',
-    ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
-  let err = '';
-  url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${err}`)), 30_000);
-    child.stderr?.on('data', (chunk: Buffer) => {
-      err += chunk.toString();
-      if (err.length > 100_000) err = err.slice(-50_000);
-      const m = /Started HTTPService at [^:\s]+:(\d+)/.exec(err);
-      if (m !== null) {
-        clearTimeout(timer);
-        resolve(`http://127.0.0.1:${m[1]}`);
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`server exited (${code}):\n${err}`)));
-  });
+  server = await startCli([
+    `--model-repository=${repository}`,
+    '--http-port=0',
+    '--grpc-port=0',
+    '--http-address=127.0.0.1',
+    '--allow-metrics=false',
+    '--model-control-mode=explicit',
+    '--load-model=*',
+    `--http-max-input-size=${MAX_INPUT}`,
+    '--allow-client-shm=true',
+  ]);
+  url = server.url;
   await stillServing();
   startRss = rssKiB();
 }, 60_000);
 
 afterAll(async () => {
-  child.kill('SIGKILL');
+  server.kill();
   await rm(repository, { recursive: true, force: true });
 });
 
