@@ -11,6 +11,7 @@
  */
 import { stringifyJson, type TraceSettings } from '@tritonserver-ts/client/protocol';
 
+import { echo } from './echo.js';
 import { invalidArg, unsupported, type ServerError } from './errors.js';
 
 /** The trace settings object as Triton returns it: the shared message (`protocol/settings.ts`). */
@@ -252,9 +253,9 @@ export function traceFileRefused(): ServerError {
 /** `trace_rate` / `log_frequency` text: `std::stoi`, then kept as uint32, with Triton's messages. */
 export function parseTraceUint(key: 'trace_rate' | 'log_frequency', text: string): number {
   const n = stoi(text);
-  if (n === 'invalid') throw invalidArg(`Unable to parse '${key}', got: ${text}`);
+  if (n === 'invalid') throw invalidArg(`Unable to parse '${key}', got: ${echo(text)}`);
   if (n === 'range') {
-    throw invalidArg(`Unable to parse '${key}', value is out of range [ 0, 4294967295 ], got: ${text}`);
+    throw invalidArg(`Unable to parse '${key}', value is out of range [ 0, 4294967295 ], got: ${echo(text)}`);
   }
   return toUint32(n);
 }
@@ -262,13 +263,13 @@ export function parseTraceUint(key: 'trace_rate' | 'log_frequency', text: string
 /** `trace_count` text, with Triton's messages. */
 export function parseTraceCount(text: string): number {
   const n = stoi(text);
-  if (n === 'invalid') throw invalidArg(`Unable to parse 'trace_count', got: ${text}`);
+  if (n === 'invalid') throw invalidArg(`Unable to parse 'trace_count', got: ${echo(text)}`);
   if (n === 'range') {
     throw invalidArg(
-      `Unable to parse 'trace_count', value is out of range [ -1, ${INT32_MAX} ], got: ${text}`,
+      `Unable to parse 'trace_count', value is out of range [ -1, ${INT32_MAX} ], got: ${echo(text)}`,
     );
   }
-  if (n < -1) throw invalidArg(`Unable to parse 'trace_count'. Expecting value >= -1, got:${text}`);
+  if (n < -1) throw invalidArg(`Unable to parse 'trace_count'. Expecting value >= -1, got:${echo(text)}`);
   return n;
 }
 
@@ -288,7 +289,7 @@ export function parseTraceLevels(list: readonly unknown[]): TraceLevel | undefin
     } else if (l === 'TENSORS') {
       throw invalidArg(`trace_level: ${TENSORS_REFUSED}`);
     } else if (typeof l !== 'string') {
-      throw invalidArg(`invalid value for trace_level: '${stringifyJson(l)}' (expected a string)`);
+      throw invalidArg(`invalid value for trace_level: '${echo(stringifyJson(l))}' (expected a string)`);
     }
   }
   return level;

@@ -7,6 +7,7 @@ import type { IncomingMessage } from 'node:http';
 
 import { parseJson } from '@tritonserver-ts/client/protocol';
 
+import { echo } from '../core/echo.js';
 import { ServerError, invalidArg, toServerError, unsupported } from '../core/errors.js';
 import type { InferenceServer } from '../core/server.js';
 import { hasSharedMemoryInputs } from '../core/shared-memory-inputs.js';
@@ -63,9 +64,10 @@ function decodeFiles(parameters: Record<string, unknown>): Map<string, Uint8Arra
   const files = new Map<string, Uint8Array>();
   for (const [key, value] of Object.entries(parameters)) {
     if (!key.startsWith('file:')) continue;
-    if (typeof value !== 'string') throw invalidArg(`file content for '${key}' must be a base64 string`);
+    if (typeof value !== 'string')
+      throw invalidArg(`file content for '${echo(key)}' must be a base64 string`);
     if (!/^[A-Za-z0-9+/\r\n]*={0,2}\s*$/.test(value)) {
-      throw invalidArg(`failed to decode base64 content of '${key}'`);
+      throw invalidArg(`failed to decode base64 content of '${echo(key)}'`);
     }
     files.set(key.slice('file:'.length), Buffer.from(value, 'base64'));
   }

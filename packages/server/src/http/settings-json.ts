@@ -4,6 +4,7 @@
  * read the way Triton's HTTP front end reads them, with its messages and statuses.
  * @packageDocumentation
  */
+import { echo } from '../core/echo.js';
 import { invalidArg, unavailable, unsupported, type ServerError } from '../core/errors.js';
 import type { LogSettingsRead, LogSettingsUpdate } from '../core/logging.js';
 import {
@@ -19,7 +20,7 @@ function scalar(key: string, value: unknown): string {
   const v = Array.isArray(value) && value.length === 1 ? (value[0] as unknown) : value;
   if (typeof v === 'string') return v;
   if (typeof v === 'number' && Number.isInteger(v)) return String(v);
-  throw invalidArg(`expect a string value for trace setting '${key}'`);
+  throw invalidArg(`expect a string value for trace setting '${echo(key)}'`);
 }
 
 /**
@@ -110,7 +111,7 @@ export function logUpdateFromJson(body: unknown): LogSettingsRead {
     if (typeof value !== 'string') return stop(invalidArg('attempt to access JSON non-string as string'));
     if (value !== 'default' && value !== 'ISO8601') {
       // Triton answers this one UNAVAILABLE (503), with the flag's name.
-      return stop(unavailable(`invalid argument for --log_format, got: ${value}`));
+      return stop(unavailable(`invalid argument for --log_format, got: ${echo(value)}`));
     }
     update.log_format = value;
   }

@@ -17,6 +17,7 @@ import {
   type RepositoryModelUnloadResponse,
 } from '@tritonserver-ts/client/protocol/grpc';
 
+import { echo } from '../../core/echo.js';
 import { invalidArg, unsupported } from '../../core/errors.js';
 import { message } from '../messages.js';
 import type { UnaryHandler } from './types.js';
@@ -52,16 +53,16 @@ export const repositoryModelLoad: UnaryHandler<
     const choice = param.parameterChoice;
     if (key === 'config') {
       if (choice.case !== 'stringParam') {
-        throw invalidArg(`invalid value type for load parameter '${key}', expected string_param.`);
+        throw invalidArg(`invalid value type for load parameter '${echo(key)}', expected string_param.`);
       }
       config = choice.value;
     } else if (key.startsWith('file:')) {
       if (choice.case !== 'bytesParam') {
-        throw invalidArg(`invalid value type for load parameter '${key}', expected bytes_param.`);
+        throw invalidArg(`invalid value type for load parameter '${echo(key)}', expected bytes_param.`);
       }
       files.set(key.slice('file:'.length), choice.value);
     } else {
-      throw invalidArg(`unrecognized load parameter '${key}'.`);
+      throw invalidArg(`unrecognized load parameter '${echo(key)}'.`);
     }
   }
   await core.loadModel(req.modelName, {

@@ -13,6 +13,7 @@ import {
   type TraceSettingResponse,
 } from '@tritonserver-ts/client/protocol/grpc';
 
+import { echo } from '../../core/echo.js';
 import { invalidArg, unsupported } from '../../core/errors.js';
 import type { LogSettingsRead, LogSettingsUpdate } from '../../core/logging.js';
 import {
@@ -46,7 +47,7 @@ export function traceUpdateFromGrpc(settings: TraceSettingRequest['settings']): 
     if (key === 'trace_file') throw traceFileRefused();
     if (values.length === 0) read.push([key, null]);
     else if (key === 'trace_level' || values.length === 1) read.push([key, values]);
-    else throw invalidArg(`expect only 1 value for '${key}'`);
+    else throw invalidArg(`expect only 1 value for '${echo(key)}'`);
   }
   const update: TraceSettingsUpdate = {};
   for (const [key, values] of read) {
@@ -118,14 +119,14 @@ export function logUpdateFromGrpc(settings: LogSettingsRequest['settings']): Log
     if (key === 'log_file') {
       return { update, error: unsupported('log file location can not be updated through network protocol') };
     }
-    if (choice.case !== kind) return { update, error: invalidArg(`expect ${what} for '${key}'`) };
+    if (choice.case !== kind) return { update, error: invalidArg(`expect ${what} for '${echo(key)}'`) };
     const value = choice.value;
     if (key === 'log_verbose_level' && typeof value === 'number') {
       // tritonserver passes the uint32 on as its int32 level.
       update.log_verbose_level = value | 0;
     } else if (key === 'log_format' && typeof value === 'string') {
       if (value !== 'default' && value !== 'ISO8601') {
-        return { update, error: invalidArg(`invalid argument for log_format, got: ${value}`) };
+        return { update, error: invalidArg(`invalid argument for log_format, got: ${echo(value)}`) };
       }
       update.log_format = value;
     } else if (
