@@ -115,7 +115,7 @@ const schema = z
       .string()
       .trim()
       .regex(/^[^\s,/]+(\s*,\s*[^\s,/]+)*$|^$/, 'comma-separated model names')
-      .default('food_classifier_onnx,food_classifier'),
+      .default('food_classifier_onnx,food_classifier,food_classifier_ensemble'),
     INFERENCE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
     /**
      * How input tensors reach the inference server: `auto` (system shared memory when the server's

@@ -11,20 +11,22 @@ import {
   compare,
   COMPARE,
   modelsToRun,
+  readyChoices,
   selectionOf,
   type Measured,
   type ModelChoice,
 } from '@/lib/compare';
-import type { Prediction } from '@/lib/types';
+import type { InferencePath, Prediction } from '@/lib/types';
 
 const CHOICES: ModelChoice[] = [
   { name: 'food_classifier_onnx', default: true, version: '1', backend: 'onnxruntime', path: 'tensor' },
   { name: 'food_classifier', default: false, version: '1', backend: 'python', path: 'python' },
+  { name: 'food_classifier_ensemble', default: false, version: '1', backend: 'ensemble', path: 'ensemble' },
 ];
 
 function measured(
   name: string,
-  path: 'tensor' | 'python',
+  path: InferencePath,
   label: string,
   roundTripMs: number,
   total = roundTripMs - 5,
@@ -34,6 +36,14 @@ function measured(
     label,
     probability: 0.9,
     top: [{ index: -1, label, probability: 0.9 }],
+    verdict: {
+      kind: 'likely',
+      reason: 'confident',
+      label,
+      candidates: [{ index: -1, label, probability: 0.9 }],
+      headline: `Likely ${label}`,
+      explanation: '',
+    },
     model: { name, version: '1', backend: path === 'tensor' ? 'onnxruntime' : 'python', path },
     image: { format: 'jpeg', width: 10, height: 10 },
     timings: { decode: 1, preprocess: 2, infer: total - 4, postprocess: 1, total },
@@ -44,12 +54,15 @@ function measured(
 }
 
 describe('picking a model', () => {
-  it('names each model by its path', () => {
-    expect(CHOICES.map(choiceLabel)).toEqual([
-      'ONNX model, tensor path (food_classifier_onnx)',
-      'Python backend (food_classifier)',
-    ]);
-    expect(choiceLabel({ name: 'x', default: false, error: 'not ready' })).toBe('not available (x)');
+  it('names each way in plain words, not by its model or path', () => {
+    expect(CHOICES.map(choiceLabel)).toEqual(['Standard', 'Python model', 'Server pipeline']);
+    expect(choiceLabel({ name: 'x', default: false, error: 'not ready' })).toBe('Not available (x)');
+  });
+
+  it('offers only the models the server could describe (READY)', () => {
+    const withGone = [...CHOICES, { name: 'gone', default: false, error: 'not ready' }];
+    expect(readyChoices(withGone).map((c) => c.name)).toEqual(CHOICES.map((c) => c.name));
+    expect(modelsToRun(selectionOf(COMPARE, withGone), withGone)).not.toContain('gone');
   });
 
   it('runs the picked model, or every model with the default first when comparing', () => {
@@ -57,11 +70,13 @@ describe('picking a model', () => {
     expect(modelsToRun(selectionOf(COMPARE, CHOICES), CHOICES)).toEqual([
       'food_classifier_onnx',
       'food_classifier',
+      'food_classifier_ensemble',
     ]);
-    const pythonDefault = CHOICES.map((c) => ({ ...c, default: !c.default }));
+    const pythonDefault = CHOICES.map((c) => ({ ...c, default: c.name === 'food_classifier' }));
     expect(modelsToRun(selectionOf(COMPARE, pythonDefault), pythonDefault)).toEqual([
       'food_classifier',
       'food_classifier_onnx',
+      'food_classifier_ensemble',
     ]);
   });
 
@@ -108,8 +123,12 @@ describe('comparing the paths', () => {
     );
     expect(html).toContain('data-path="tensor"');
     expect(html).toContain('data-path="python"');
-    expect(html).toMatch(/ONNX \(tensor path\).*Rice.*90\.0%.*40 ms.*fastest.*35\.0 ms.*31\.0 ms/);
-    expect(html).toMatch(/Python backend.*Rice.*100 ms.*2\.5× the fastest.*95\.0 ms.*91\.0 ms/);
-    expect(html).toContain('Both paths agree on the label.');
+    expect(html).toMatch(
+      /Standard.*tensor path.*Likely Rice.*Rice.*90\.0%.*40 ms.*fastest.*35\.0 ms.*31\.0 ms/,
+    );
+    expect(html).toMatch(
+      /Python model.*python path.*Likely Rice.*100 ms.*2\.5× the fastest.*95\.0 ms.*91\.0 ms/,
+    );
+    expect(html).toContain('Every way gives the same verdict.');
   });
 });

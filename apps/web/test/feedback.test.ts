@@ -105,7 +105,39 @@ describe('feedback (local directory store)', () => {
     const base = await json<Prediction>(await POST(uploadRequest(photo('A001'))));
     for (const id of ['mem-1', 'mem-2', 'mem-3']) store.remember({ ...base, requestId: id }, photo('A001'));
     await expect(store.addEvent('mem-1', { kind: 'flag' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
-    await expect(store.addEvent('mem-3', { kind: 'flag' })).resolves.toMatchObject({ kind: 'flag' });
+    await expect(store.addEvent('mem-3', { kind: 'flag' })).resolves.toMatchObject({
+      event: { kind: 'flag' },
+      created: true,
+    });
+  });
+
+  it('stores the same event once (also sent at once), answering 200 with the stored one; different ones all', async () => {
+    const p = await json<Prediction>(await POST(uploadRequest(photo('P023'))));
+    const correction = { predictionId: p.requestId, kind: 'correction', correctLabel: 'Seafood' };
+    const first = await post(correction);
+    expect(first.status).toBe(201);
+    const stored = await json<FeedbackRecord['events'][number]>(first);
+    // The same correction twice more, together: nothing new is written.
+    const again = await Promise.all([post(correction), post(correction)]);
+    expect(again.map((r) => r.status)).toEqual([200, 200]);
+    for (const r of again) expect((await json<{ at: string }>(r)).at).toBe(stored.at);
+    // A confirmation, a flag and another correction are other events: each stored once.
+    const others = await Promise.all([
+      post({ predictionId: p.requestId, kind: 'confirm' }),
+      post({ predictionId: p.requestId, kind: 'confirm' }),
+      post({ predictionId: p.requestId, kind: 'flag' }),
+      post({ predictionId: p.requestId, kind: 'correction', correctLabel: 'Egg' }),
+    ]);
+    expect(others.map((r) => r.status).sort()).toEqual([200, 201, 201, 201]);
+    const rec = await json<FeedbackRecord>(await get(p.requestId));
+    expect(rec.events.map((e) => `${e.kind}:${e.correctLabel ?? ''}`).sort()).toEqual([
+      'confirm:',
+      'correction:Egg',
+      'correction:Seafood',
+      'flag:',
+    ]);
+    expect({ predictionId: p.requestId, ...rec.events[0] }).toEqual(stored);
+    expect(readdirSync(join(dir, 'feedback', p.requestId))).toHaveLength(4);
   });
 
   it('404 for an unknown prediction, 400 for bad bodies', async () => {

@@ -11,7 +11,7 @@ import { POST } from '../src/app/api/predict/route';
 import { GET as statsGET } from '../src/app/api/stats/route';
 import { GET as versionGET } from '../src/app/api/version/route';
 import { parseEnv } from '../src/env';
-import { EXAMPLES } from '../src/lib/gallery';
+import { EXAMPLES } from '../src/server/gallery';
 import type { ApiError, Health, ModelStats, Prediction } from '../src/lib/types';
 import { json, photo, serverEnv, startEmbedded, uploadRequest, useEnv, type Protocol } from './helpers';
 

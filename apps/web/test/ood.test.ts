@@ -123,14 +123,28 @@ describe('outOfDistribution is null when the calibration does not apply', () => 
   });
 
   it('another model than the calibrated one (its blank-image logits differ): not applied', () => {
-    const zeroInputLogits = [...OOD_CALIBRATION.zeroInputLogits];
-    const model = { path: 'tensor' as const, oodOutput: 'ood_score', zeroInputLogits };
+    const logits = [...OOD_CALIBRATION.zeroInputLogits];
+    const model = { oodOutput: 'ood_score', fingerprint: { input: 'zero-tensor' as const, logits } };
     expect(oodApplies(model)).toBe(true);
-    zeroInputLogits[3] = zeroInputLogits[3]! + 0.04;
+    logits[3] = logits[3]! + 0.04;
     expect(oodApplies(model)).toBe(true);
-    zeroInputLogits[3] = zeroInputLogits[3] + 0.5;
+    logits[3] = logits[3] + 0.5;
     expect(oodApplies(model)).toBe(false);
-    expect(oodApplies({ ...model, zeroInputLogits: undefined })).toBe(false);
-    expect(oodApplies({ path: 'python', oodOutput: undefined, zeroInputLogits: undefined })).toBe(false);
+    expect(oodApplies({ oodOutput: 'ood_score' })).toBe(false);
+    expect(oodApplies({})).toBe(false);
+    // Compared up to a constant (softmax ignores it): the log-probabilities of the Python path.
+    const shifted = OOD_CALIBRATION.zeroInputLogits.map((v) => v - 7.5);
+    expect(
+      oodApplies({ oodOutput: 'OOD_SCORE', fingerprint: { input: 'mean-colour-photo', logits: shifted } }),
+    ).toBe(true);
+    // The mean-colour photo's margin (0.09) is wider than the zero tensor's (0.05).
+    const off = [...OOD_CALIBRATION.zeroInputLogits];
+    off[0] = off[0]! + 0.07;
+    expect(oodApplies({ oodOutput: 'ood_score', fingerprint: { input: 'zero-tensor', logits: off } })).toBe(
+      false,
+    );
+    expect(
+      oodApplies({ oodOutput: 'ood_score', fingerprint: { input: 'mean-colour-photo', logits: off } }),
+    ).toBe(true);
   });
 });

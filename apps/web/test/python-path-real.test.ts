@@ -81,8 +81,21 @@ describe.each(['http', 'grpc'] as const)(
         // model.py (Pillow) preprocesses as the gateway (sharp) does, and the same ONNX model runs: the
         // probabilities differ only by model.py's float32 softmax (measured: below 1e-7).
         expect(Math.abs(python.probability - tensor.probability), code).toBeLessThan(1e-5);
-        expect(python.top).toEqual([{ index: -1, label: python.label, probability: python.probability }]);
-        expect(python.outOfDistribution).toBeNull();
+        // Every class (PROBABILITIES), in the same order, and the out-of-distribution score (OOD_SCORE).
+        expect(python.top.map((t) => [t.index, t.label])).toEqual(tensor.top.map((t) => [t.index, t.label]));
+        python.top.forEach((t, i) =>
+          expect(Math.abs(t.probability - tensor.top[i]!.probability), code).toBeLessThan(1e-5),
+        );
+        expect(python.outOfDistribution, code).not.toBeNull();
+        expect(Math.abs(python.outOfDistribution!.score - tensor.outOfDistribution!.score)).toBeLessThan(
+          1e-4,
+        );
+        expect(python.outOfDistribution!.flagged).toBe(tensor.outOfDistribution!.flagged);
+        expect(python.verdict, code).toMatchObject({
+          kind: tensor.verdict.kind,
+          reason: tensor.verdict.reason,
+          label: tensor.verdict.label,
+        });
         expect(python.image).toEqual(tensor.image);
         expect(python.timings.infer).toBeGreaterThan(0);
         labels.add(python.label);
@@ -99,16 +112,27 @@ describe.each(['http', 'grpc'] as const)(
         const s = stats.model_stats[0]!.inference_stats;
         return s.success.count + s.fail.count;
       };
+      // The model's info is read once (its warm-up calls count in the statistics), then the uploads.
+      useEnv({ FOOD11_MODEL_NAME: 'food_classifier' });
+      expect((await POST(uploadRequest(photo('P005')))).status).toBe(200);
       const before = await inferred();
+      const tiny = await sharp(photo('P005')).resize(16, 12).png().toBuffer();
+      const flat = await sharp({
+        create: { width: 200, height: 120, channels: 3, background: { r: 200, g: 40, b: 40 } },
+      })
+        .jpeg()
+        .toBuffer();
       const cases: [string, Uint8Array, number, string][] = [
         ['text', Buffer.from('not an image at all'), 415, 'UNSUPPORTED_MEDIA_TYPE'],
         ['svg', Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"/>'), 415, 'UNSUPPORTED_MEDIA_TYPE'],
         ['empty', new Uint8Array(0), 400, 'EMPTY_FILE'],
         ['truncated', photo('P005').subarray(0, 2000), 400, 'CORRUPT_IMAGE'],
         ['pixel bomb', pngClaiming(60_000, 60_000), 400, 'TOO_MANY_PIXELS'],
+        ['16×12 photo', tiny, 422, 'IMAGE_TOO_SMALL'],
+        ['one flat colour', flat, 422, 'IMAGE_UNIFORM'],
       ];
       for (const [what, bytes, status, code] of cases) {
-        const res = await predict('food_classifier', bytes);
+        const res = await POST(uploadRequest(bytes));
         const body = await json<ApiError>(res);
         expect([res.status, body.error.code], what).toEqual([status, code]);
       }
@@ -156,9 +180,32 @@ describe.each(['http', 'grpc'] as const)(
     it('GET /api/version lists the models a request may pick, with their paths', async () => {
       useEnv({ FOOD11_MODEL_NAME: 'food_classifier_onnx' });
       const v = await json<{ models: unknown[] }>(await version());
+      // Every path carries the calibrated out-of-distribution signal (the demo model behind each).
       expect(v.models).toEqual([
-        { name: 'food_classifier_onnx', default: true, version: '1', backend: 'onnxruntime', path: 'tensor' },
-        { name: 'food_classifier', default: false, version: '1', backend: 'python', path: 'python' },
+        {
+          name: 'food_classifier_onnx',
+          default: true,
+          version: '1',
+          backend: 'onnxruntime',
+          path: 'tensor',
+          outOfDistribution: true,
+        },
+        {
+          name: 'food_classifier',
+          default: false,
+          version: '1',
+          backend: 'python',
+          path: 'python',
+          outOfDistribution: true,
+        },
+        {
+          name: 'food_classifier_ensemble',
+          default: false,
+          version: '1',
+          backend: 'ensemble',
+          path: 'ensemble',
+          outOfDistribution: true,
+        },
       ]);
     });
   },

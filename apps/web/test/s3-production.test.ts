@@ -199,12 +199,14 @@ describe('the original production layout in a real S3 server (s3rver)', () => {
       flagged: 'true',
       corrected_class: 'Dessert',
     });
-    // A second flag adds nothing; a later correction replaces the earlier one.
-    expect((await feedback({ predictionId: p.requestId, kind: 'flag' })).status).toBe(201);
+    // A second flag is the same event: stored once (200), nothing written; a later correction
+    // replaces the earlier one; "looks right" adds confirmed=true.
+    expect((await feedback({ predictionId: p.requestId, kind: 'flag' })).status).toBe(200);
     expect(
       (await feedback({ predictionId: p.requestId, kind: 'correction', correctLabel: 'Dairy product' }))
         .status,
     ).toBe(201);
+    expect((await feedback({ predictionId: p.requestId, kind: 'confirm' })).status).toBe(201);
     const tags = await tagsOf('production', key);
     expect(tags).toEqual({
       predicted_class: p.label,
@@ -212,13 +214,15 @@ describe('the original production layout in a real S3 server (s3rver)', () => {
       timestamp: originalTimestamp(p.createdAt),
       flagged: 'true',
       corrected_class: 'Dairy product',
+      confirmed: 'true',
     });
     // Our own record (all probabilities, timings, every event) sits in the other bucket and names the object.
     const rec = await record(p.requestId);
     expect(rec.production).toEqual({ bucket: 'production', key, contentType: 'image/jpeg' });
     expect(rec.prediction?.top).toHaveLength(11);
     expect(rec.prediction?.timings.total).toBeGreaterThan(0);
-    expect(rec.events.map((e) => e.kind).sort()).toEqual(['correction', 'correction', 'flag', 'flag']);
+    // The second flag is not stored again.
+    expect(rec.events.map((e) => e.kind).sort()).toEqual(['confirm', 'correction', 'correction', 'flag']);
     const ours = await keysOf('gourmetgram-feedback');
     expect(ours).toContain(`predictions/${p.requestId}.json`);
     expect(ours.filter((k) => k.startsWith(`feedback/${p.requestId}/`))).toHaveLength(4);

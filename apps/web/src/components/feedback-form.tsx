@@ -2,7 +2,8 @@
 
 import { useId, useState } from 'react';
 import type { FormEvent } from 'react';
-import type { ApiError } from '@/lib/types';
+import { markText, type FeedbackMark } from '@/lib/history';
+import type { ApiError, FeedbackKind } from '@/lib/types';
 
 const FOOD11 = [
   'Bread',
@@ -18,40 +19,62 @@ const FOOD11 = [
   'Vegetable/Fruit',
 ];
 
-/** Flag a prediction or give the correct label; stored with the upload by prediction id. */
+/**
+ * Feedback a labelling person can use, stored with the upload by prediction id: "Looks right" (when
+ * the verdict names a class), "Flag", or the right class ("Save correction"; the list starts at the
+ * model's top class). The same event sent twice is stored once (the gateway answers 200); what was
+ * saved is shown here and in the session history.
+ */
 export function FeedbackForm({
   predictionId,
   predicted,
-  suggested,
+  claimed,
   labels,
+  marks,
+  onSaved,
 }: {
   predictionId: string;
+  /** The model's top class: the correction list starts there. */
   predicted: string;
-  /** Preselected correction: the runner-up class. */
-  suggested?: string | undefined;
+  /** The class the verdict names (`likely`), else null: "Looks right" confirms it. */
+  claimed: string | null;
   labels: string[];
+  /** Feedback already given on this prediction from this browser. */
+  marks: readonly FeedbackMark[];
+  onSaved: (mark: FeedbackMark) => void;
 }) {
-  const options = (labels.length ? labels : FOOD11).filter((l) => l !== predicted);
-  const [label, setLabel] = useState(
-    suggested && options.includes(suggested) ? suggested : (options[0] ?? ''),
-  );
+  const options = labels.length ? labels : FOOD11;
+  const [label, setLabel] = useState(options.includes(predicted) ? predicted : (options[0] ?? ''));
   const [status, setStatus] = useState<{ ok: boolean; text: string } | null>(null);
   const [sending, setSending] = useState(false);
   const selectId = useId();
 
   // Buttons are never `disabled` while sending: disabling the focused button would drop keyboard
   // focus to the page; repeated activations are ignored instead.
-  const send = async (body: Record<string, string>, done: string) => {
+  const send = async (kind: FeedbackKind, correctLabel?: string) => {
     if (sending) return;
     setSending(true);
+    const mark: FeedbackMark = {
+      kind,
+      ...(correctLabel !== undefined ? { label: correctLabel } : {}),
+      at: new Date().toISOString(),
+    };
     try {
       const res = await fetch('/api/feedback', {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ predictionId, ...body }),
+        body: JSON.stringify({ predictionId, kind, ...(correctLabel !== undefined ? { correctLabel } : {}) }),
       });
-      if (res.ok) setStatus({ ok: true, text: done });
-      else {
+      if (res.ok) {
+        onSaved(mark);
+        setStatus({
+          ok: true,
+          text:
+            res.status === 200
+              ? `Already saved: ${markText(mark).toLowerCase()} (kept once).`
+              : `Thanks — saved: ${markText(mark).toLowerCase()}.`,
+        });
+      } else {
         const e = (await res.json().catch(() => null)) as ApiError | null;
         setStatus({ ok: false, text: e?.error.message ?? `Could not save feedback (HTTP ${res.status}).` });
       }
@@ -64,27 +87,41 @@ export function FeedbackForm({
 
   const onCorrect = (e: FormEvent) => {
     e.preventDefault();
-    if (!label) return;
-    void send({ kind: 'correction', correctLabel: label }, `Thanks — saved “${label}” as the correct label.`);
+    if (label) void send('correction', label);
   };
 
   return (
-    <form onSubmit={onCorrect} className="mt-5 rounded-lg bg-stone-50 p-3" aria-labelledby={`${selectId}-h`}>
+    <form
+      onSubmit={onCorrect}
+      className="mt-5 rounded-lg bg-stone-50 p-3"
+      aria-labelledby={`${selectId}-h`}
+      data-testid="feedback"
+    >
       <h3 id={`${selectId}-h`} className="font-semibold">
-        Is this wrong?
+        Is this right?
       </h3>
       <div className="mt-2 flex flex-wrap items-end gap-2">
+        {claimed !== null && (
+          <button
+            type="button"
+            aria-disabled={sending}
+            onClick={() => void send('confirm')}
+            className="rounded-md border border-emerald-800 bg-white px-3 py-2 text-sm font-medium text-emerald-900 aria-disabled:opacity-60"
+          >
+            Looks right
+          </button>
+        )}
         <button
           type="button"
           aria-disabled={sending}
-          onClick={() => void send({ kind: 'flag' }, 'Thanks — flagged for review.')}
+          onClick={() => void send('flag')}
           className="rounded-md border border-slate-700 bg-white px-3 py-2 text-sm font-medium aria-disabled:opacity-60"
         >
-          Flag this prediction
+          Flag
         </button>
         <div className="flex flex-col">
           <label htmlFor={selectId} className="text-sm">
-            Correct category
+            Right category
           </label>
           <select
             id={selectId}
@@ -105,6 +142,11 @@ export function FeedbackForm({
           Save correction
         </button>
       </div>
+      {marks.length > 0 && (
+        <p className="mt-2 text-sm text-slate-700" data-testid="feedback-marks">
+          Saved from this browser: {marks.map(markText).join(', ')}.
+        </p>
+      )}
       <p
         role="status"
         className={`mt-2 min-h-5 text-sm ${status?.ok === false ? 'text-red-800' : 'text-emerald-900'}`}

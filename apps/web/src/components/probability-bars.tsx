@@ -9,12 +9,21 @@ function pct(p: number) {
   return Math.round(p * 1000) / 10;
 }
 
-/** Top-k probabilities as meters (role="meter" with ARIA values), all classes on request. */
-export function ProbabilityBars({ top }: { top: ClassProbability[] }) {
+/**
+ * Top-k probabilities as meters (role="meter" with ARIA values), all classes on request. The top bar
+ * is coloured only when the verdict names that class (`highlightTop`).
+ */
+export function ProbabilityBars({
+  top,
+  highlightTop = false,
+}: {
+  top: ClassProbability[];
+  highlightTop?: boolean;
+}) {
   const [all, setAll] = useState(false);
   const rows = all ? top : top.slice(0, SHOWN);
   return (
-    <div className="mt-5">
+    <div className="mt-3">
       <h3 className="mb-2 font-semibold">
         {top.length > 1 ? 'Probability of each category' : 'Probability'}
       </h3>
@@ -40,7 +49,7 @@ export function ProbabilityBars({ top }: { top: ClassProbability[] }) {
                 className="h-3 overflow-hidden rounded-full bg-stone-200"
               >
                 <div
-                  className={`h-full rounded-full ${i === 0 ? 'bg-emerald-700' : 'bg-slate-500'}`}
+                  className={`h-full rounded-full ${i === 0 && highlightTop ? 'bg-emerald-700' : 'bg-slate-500'}`}
                   style={{ width: `${Math.max(v, 0.5)}%` }}
                 />
               </div>

@@ -16,9 +16,12 @@ import type {
   ModelStats,
   OutOfDistribution,
   Prediction,
+  Verdict,
 } from '../lib/types';
 import { ERROR_STATUS, GatewayError, type ErrorCode } from './errors';
 import { EXAMPLE_CODE } from './gallery';
+import { FLAT_MAX_LEVELS, MIN_IMAGE_SIDE } from './image-checks';
+import { VERDICT_RULES } from './verdict';
 import { PREDICTION_ID, PREDICTION_ID_MESSAGE } from './prediction-id';
 
 /** Every error code, in the order of the code table in `errors.ts`. */
@@ -42,6 +45,8 @@ export const ERROR_DESCRIPTIONS: { readonly [C in ErrorCode]: string } = {
     'The feedback body is over `MAX_FEEDBACK_BYTES`; the rest is not read and the connection is closed.',
   UNSUPPORTED_MEDIA_TYPE:
     'Not a JPEG, PNG, WebP, GIF, TIFF or AVIF/HEIF image (SVG, PDF, HTML and the like are refused from their first bytes).',
+  IMAGE_TOO_SMALL: `The image decodes but is under ${MIN_IMAGE_SIDE} pixels wide or high (after EXIF orientation): too small to classify, so no class is claimed.`,
+  IMAGE_UNIFORM: `The image is a single flat colour (every channel within ${FLAT_MAX_LEVELS} levels of 255): nothing to classify, so no class is claimed.`,
   CLIENT_CLOSED_REQUEST: 'The client went away; the inference request was cancelled.',
   INTERNAL_ERROR: 'Something went wrong on the gateway’s side (or its configuration is invalid).',
   INFERENCE_FAILED: 'The inference server answered an error, or an answer the gateway could not read.',
@@ -111,7 +116,7 @@ export const predictForm = z
       .optional()
       .meta({
         description:
-          'The model to run (beyond the seed): one of `FOOD11_MODEL_CHOICES`, listed with their inference paths by `GET /api/version` (`models`), e.g. `food_classifier_onnx` (the tensor path) or `food_classifier` (the Python-backend path). Absent or empty: `FOOD11_MODEL_NAME`. Another name, or more than one `model` field, is `INVALID_REQUEST`.',
+          'The model to run (beyond the seed): one of `FOOD11_MODEL_CHOICES`, listed with their inference paths by `GET /api/version` (`models`), e.g. `food_classifier_onnx` (the tensor path), `food_classifier` (the Python-backend path) or `food_classifier_ensemble` (the ensemble path). Absent or empty: `FOOD11_MODEL_NAME`. Another name, or more than one `model` field, is `INVALID_REQUEST`.',
         examples: ['food_classifier'],
       }),
   })
@@ -126,6 +131,10 @@ const comment = z.string().max(500).optional().meta({ description: 'Free text, a
 /** `POST /api/feedback` body. */
 export const feedbackRequest = z
   .discriminatedUnion('kind', [
+    z.object({ predictionId, kind: z.literal('confirm'), comment }).meta({
+      title: 'Looks right',
+      description: 'The prediction is right: a label a person confirmed.',
+    }),
     z.object({ predictionId, kind: z.literal('flag'), comment }).meta({
       title: 'Flag',
       description: 'The prediction is wrong (or the photo should be looked at).',
@@ -146,7 +155,8 @@ export const feedbackRequest = z
   ])
   .meta({
     id: 'FeedbackRequest',
-    description: 'A flag or a correction of one prediction. Unknown keys are ignored.',
+    description:
+      'A confirmation ("looks right"), a flag or a correction of one prediction. Unknown keys are ignored. The same event (kind, label and comment) sent again for a prediction is stored once.',
   });
 
 // ---------------------------------------------------------------------------------------------
@@ -184,6 +194,41 @@ export const outOfDistribution = z
   })
   .meta({ id: 'OutOfDistribution' });
 
+const inferencePath = z.enum(['tensor', 'python', 'ensemble']).meta({
+  description:
+    '`tensor`: the gateway preprocesses and sends an FP32 tensor; `python`: the upload goes as base64 text to a Python-backend model with the original GourmetGram contract; `ensemble`: the upload’s raw bytes go to a server-side pipeline (preprocessing, then the model) answering logits.',
+});
+
+const pct = (p: number) => `${Math.round(p * 100)} %`;
+
+/** What the page says about a prediction (beyond Triton and the seed). */
+export const verdict = z
+  .object({
+    kind: z.enum(['likely', 'unsure', 'unfamiliar']).meta({
+      description: `\`likely\`: the top class has at least ${pct(VERDICT_RULES.likelyMinProbability)} and (when the model gives the signal) the photo is as close to the training photos as ${pct(VERDICT_RULES.familiarKeep)} of the held-out food photos (\`outOfDistribution.score\` ≤ ${VERDICT_RULES.familiarBelow.toFixed(6)}); \`unfamiliar\`: \`outOfDistribution.flagged\`; \`unsure\` otherwise.`,
+    }),
+    reason: z
+      .enum(['confident', 'confident-unchecked', 'no-clear-winner', 'far-from-training', 'unlike-training'])
+      .meta({
+        description:
+          'Which rule decided: `confident` (likely), `confident-unchecked` (likely; the model has no out-of-distribution signal), `no-clear-winner` and `far-from-training` (unsure), `unlike-training` (unfamiliar).',
+      }),
+    label: z
+      .string()
+      .nullable()
+      .meta({ description: '`likely`: the class. `null` otherwise: no label is claimed.' }),
+    candidates: z.array(classProbability).meta({
+      description: `The classes to show: the top one (\`likely\`), the ${VERDICT_RULES.unsureShown} most likely (\`unsure\`), none (\`unfamiliar\`).`,
+    }),
+    headline: z.string().meta({ description: 'One short sentence for people, e.g. "Likely Seafood".' }),
+    explanation: z.string().meta({ description: 'Why, in plain words (no scores or thresholds).' }),
+  })
+  .meta({
+    id: 'Verdict',
+    description:
+      'The one thing to tell a person about the prediction, computed by the gateway from `top` and `outOfDistribution` the same way on every inference path.',
+  });
+
 /** The answer of `POST /api/predict` and `GET /api/test`. Add a field: one line here. */
 export const prediction = z
   .object({
@@ -193,16 +238,15 @@ export const prediction = z
     label: z.string().meta({ description: 'The most likely class.' }),
     probability: z.number().min(0).max(1).meta({ description: 'Its softmax probability.' }),
     top: z.array(classProbability).meta({
-      description: 'Every class, most likely first (the python-backend path knows only the top one).',
+      description:
+        'Every class, most likely first (a Python-backend model answering only the original two outputs gives the top one alone).',
     }),
+    verdict,
     model: z.object({
       name: z.string(),
       version: z.string(),
       backend: z.string(),
-      path: z.enum(['tensor', 'python']).meta({
-        description:
-          '`tensor`: the gateway preprocesses and sends an FP32 tensor; `python`: the upload goes to a python-backend model as BYTES.',
-      }),
+      path: inferencePath,
     }),
     image: z.object({
       format: z.string().meta({ description: 'As decoded (jpeg, png, webp, gif, tiff, heif).' }),
@@ -214,7 +258,7 @@ export const prediction = z
       .meta({ description: 'Where the time went, in milliseconds.' }),
     outOfDistribution: outOfDistribution.nullable().meta({
       description:
-        '`null` when the served model has no calibrated out-of-distribution output (python-backend path, a model without `ood_score`, or a model other than the one calibrated).',
+        '`null` when the served model has no calibrated out-of-distribution output (a model without `ood_score` / `OOD_SCORE`, or a model other than the one calibrated).',
     }),
     createdAt: z.iso.datetime(),
   })
@@ -261,7 +305,7 @@ export const version = z
       name: z.string(),
       version: z.string().exactOptional(),
       backend: z.string().exactOptional(),
-      path: z.enum(['tensor', 'python']).exactOptional(),
+      path: inferencePath.exactOptional(),
       labels: z.array(z.string()).exactOptional(),
       error: z
         .string()
@@ -277,7 +321,11 @@ export const version = z
             .meta({ description: '`FOOD11_MODEL_NAME`: what a prediction without `model` runs.' }),
           version: z.string().exactOptional(),
           backend: z.string().exactOptional(),
-          path: z.enum(['tensor', 'python']).exactOptional(),
+          path: inferencePath.exactOptional(),
+          outOfDistribution: z.boolean().exactOptional().meta({
+            description:
+              'Whether its answers carry the calibrated out-of-distribution signal (the demo model, on any path).',
+          }),
           error: z
             .string()
             .exactOptional()
@@ -323,9 +371,11 @@ export const modelStats = z
     description: "The model's Triton statistics (`/v2/models/<model>/stats`), cumulative since it loaded.",
   });
 
+const feedbackKind = z.enum(['confirm', 'flag', 'correction']);
+
 export const feedbackEvent = z
   .object({
-    kind: z.enum(['flag', 'correction']),
+    kind: feedbackKind,
     correctLabel: z.string().exactOptional(),
     comment: z.string().exactOptional(),
     at: z.iso.datetime(),
@@ -336,7 +386,7 @@ export const feedbackEvent = z
 export const feedbackCreated = z
   .object({
     predictionId: z.string(),
-    kind: z.enum(['flag', 'correction']),
+    kind: feedbackKind,
     correctLabel: z.string().exactOptional(),
     comment: z.string().exactOptional(),
     at: z.iso.datetime(),
@@ -357,18 +407,30 @@ export const feedbackRecord = z
       .meta({
         description: "The upload's object in the original GourmetGram production layout (S3 storage only).",
       }),
-    events: z.array(feedbackEvent).meta({ description: 'Every flag and correction, oldest first.' }),
+    events: z
+      .array(feedbackEvent)
+      .meta({
+        description: 'Every confirmation, flag and correction, oldest first (each distinct event once).',
+      }),
   })
   .meta({ id: 'FeedbackRecord' });
 
 export const examples = z
   .object({
     credit: z.string(),
+    trainedOn: z.string().meta({
+      description: 'Which classes the demo model was trained on, from its build report (`model-card.json`).',
+    }),
     examples: z.array(
       z.object({
         code: z.string(),
         alt: z.string(),
         expected: z.string().meta({ description: 'The Food-11 class the photo belongs to.' }),
+        modelSays: z.string().meta({ description: 'The demo model’s top class for it.' }),
+        right: z.boolean().meta({ description: 'Whether the demo model gets it right.' }),
+        verdict: z
+          .enum(['likely', 'unsure', 'unfamiliar'])
+          .meta({ description: 'The verdict the demo model’s answer gets.' }),
         url: z.string().meta({ description: 'Where to get the photo (JPEG).' }),
       }),
     ),
@@ -435,6 +497,7 @@ function agree<T extends true>(): T | undefined {
 // A field added to an answer goes into the schema above and into lib/types.ts: these fail otherwise.
 agree<Same<z.output<typeof prediction>, Prediction>>();
 agree<Same<z.output<typeof classProbability>, ClassProbability>>();
+agree<Same<z.output<typeof verdict>, Verdict>>();
 agree<Same<z.output<typeof outOfDistribution>, OutOfDistribution>>();
 agree<Same<z.output<typeof health>, Health>>();
 agree<Same<z.output<typeof modelStats>, ModelStats>>();

@@ -5,11 +5,13 @@ import { TritonServerError, type TritonClient } from '@tritonserver-ts/client';
 import { env } from '../env';
 import type { Prediction } from '../lib/types';
 import { GatewayError } from './errors';
+import { checkImageSize, checkNotFlatRgb, checkNotFlatTensor } from './image-checks';
 import { checkImageSignature } from './image-signature';
 import { oodApplies, outOfDistribution } from './ood';
 import { Semaphore } from './semaphore';
 import { inferTensor } from './shared-memory';
-import { getModelInfo, modelTarget, resetModelInfo, tritonClient } from './triton';
+import { getModelInfo, modelTarget, resetModelInfo, tritonClient, type ModelInfo } from './triton';
+import { verdictOf } from './verdict';
 
 /** Reused input tensors (600 kB each for 3×224×224): less garbage per request. */
 const tensorPool: Float32Array[] = [];
@@ -51,6 +53,35 @@ export function softmax(logits: ArrayLike<number>): Float64Array {
 
 const round = (ms: number) => Math.round(ms * 100) / 100;
 
+/** Every class with its probability, most likely first. */
+function ranked(probabilities: ArrayLike<number>, labels: readonly string[]): Prediction['top'] {
+  return Array.from(probabilities, (probability, index) => ({
+    index,
+    label: labels[index] ?? `class ${index}`,
+    probability,
+  })).sort((a, b) => b.probability - a.probability);
+}
+
+/** The one out-of-distribution score of an answer, when the model's calibration applies. */
+function oodOf(res: { asFloat32Array(name: string): Float32Array }, output: string | undefined) {
+  if (output === undefined) return null;
+  const score = res.asFloat32Array(output)[0];
+  if (score === undefined || !Number.isFinite(score)) {
+    throw new GatewayError('INFERENCE_FAILED', `The model answered no finite ${output}.`);
+  }
+  return outOfDistribution(score);
+}
+
+/** `INFERENCE_FAILED` unless the model answered one score per class. */
+function checkClassCount(values: ArrayLike<number>, model: ModelInfo, what: string): void {
+  if (values.length !== model.numClasses) {
+    throw new GatewayError(
+      'INFERENCE_FAILED',
+      `The model answered ${values.length} ${what}; its config declares ${model.numClasses} classes.`,
+    );
+  }
+}
+
 /** Whether the model is still ready (after a failed inference); `true` when that cannot be told. */
 async function stillReady(client: TritonClient, name: string, version: string | undefined): Promise<boolean> {
   try {
@@ -70,8 +101,10 @@ export interface ClassifyOptions {
 
 /**
  * Upload bytes → prediction. Chooses the path from the model config: the FP32 tensor (binary tensor
- * extension) for tensor models, or the base64 text of the image as BYTES [1,1] for Python-backend
- * models answering a label and a probability.
+ * extension) for tensor models, the base64 text of the image as BYTES [1,1] for Python-backend
+ * models with the original contract (a label and a probability; every probability and `OOD_SCORE`
+ * when declared), or the image's raw bytes as BYTES [1,1] for models answering logits (the
+ * ensemble). Every path refuses tiny and flat images before inference and ends in the same verdict.
  */
 export async function classify(bytes: Uint8Array, opts: ClassifyOptions): Promise<Prediction> {
   const t0 = performance.now();
@@ -92,9 +125,11 @@ export async function classify(bytes: Uint8Array, opts: ClassifyOptions): Promis
   let inferMs: number;
   let top: Prediction['top'];
   let image: Prediction['image'];
-  let ood: Prediction['outOfDistribution'] = null;
+  let ood: Prediction['outOfDistribution'];
   let t3: number; // end of inference
   try {
+    // The out-of-distribution score rides along only when its calibration applies to this model.
+    const oodOutput = oodApplies(model) ? model.oodOutput : undefined;
     if (model.path === 'tensor') {
       const size = model.input.shape.reduce((a, b) => a * b, 1);
       let buf = tensorPool.pop();
@@ -107,9 +142,14 @@ export async function classify(bytes: Uint8Array, opts: ClassifyOptions): Promis
       decodeMs = pre.timings.decodeMs;
       preprocessMs = pre.timings.preprocessMs;
       image = { format: pre.image.format, width: pre.image.width, height: pre.image.height };
+      try {
+        checkImageSize(image.width, image.height);
+        checkNotFlatTensor(pre.tensor, model.preprocess);
+      } catch (err) {
+        if (tensorPool.length < POOL_MAX) tensorPool.push(pre.tensor);
+        throw err;
+      }
       const t1 = performance.now();
-      // The out-of-distribution score rides along only when its calibration applies to this model.
-      const oodOutput = oodApplies(model) ? model.oodOutput : undefined;
       // In the request body, or through a shared-memory region (TRITON_SHARED_MEMORY).
       const res = await inferTensor(
         client,
@@ -130,58 +170,61 @@ export async function classify(bytes: Uint8Array, opts: ClassifyOptions): Promis
       inferMs = t2 - t1;
       t3 = t2;
       const logits = res.asFloat32Array(model.output.name);
-      if (logits.length !== model.numClasses) {
-        throw new GatewayError(
-          'INFERENCE_FAILED',
-          `The model answered ${logits.length} scores; its config declares ${model.numClasses} classes.`,
-        );
-      }
-      if (oodOutput) {
-        const score = res.asFloat32Array(oodOutput)[0];
-        if (score === undefined || !Number.isFinite(score)) {
-          throw new GatewayError('INFERENCE_FAILED', `The model answered no finite ${oodOutput}.`);
-        }
-        ood = outOfDistribution(score);
-      }
-      const p = softmax(logits);
-      top = Array.from(p, (probability, index) => ({
-        index,
-        label: model.labels[index] ?? `class ${index}`,
-        probability,
-      })).sort((a, b) => b.probability - a.probability);
+      checkClassCount(logits, model, 'scores');
+      ood = oodOf(res, oodOutput);
+      top = ranked(softmax(logits), model.labels);
     } else {
-      // Validate like the tensor path (same 400/415 errors), then send the file's own bytes.
+      // Validate like the tensor path (same 400/415/422 errors), then send the file's own bytes:
+      // base64 text on the python path (the original contract), raw on the ensemble path.
       const d0 = performance.now();
       const decoded = await decodeBounded(bytes, () => decodeImage(bytes, limits), opts.signal);
       image = { format: decoded.format, width: decoded.width, height: decoded.height };
+      checkImageSize(image.width, image.height);
+      checkNotFlatRgb(decoded.data);
       const d1 = performance.now();
       decodeMs = d1 - d0;
-      const b64 = new TextEncoder().encode(
-        Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64'),
-      );
+      const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      const data = model.path === 'python' ? new TextEncoder().encode(view.toString('base64')) : bytes;
       const t1 = performance.now();
       preprocessMs = t1 - d1;
+      const wanted =
+        model.path === 'python'
+          ? [model.output.name, model.probabilityOutput ?? 'PROBABILITY', model.probabilitiesOutput]
+          : [model.output.name];
       const res = await client.infer(
         model.name,
-        [{ name: model.input.name, datatype: 'BYTES', shape: model.input.shape, data: [b64] }],
+        [{ name: model.input.name, datatype: 'BYTES', shape: model.input.shape, data: [data] }],
         {
           ...common,
-          outputs: [
-            { name: model.output.name, binaryData: true },
-            { name: model.probabilityOutput ?? 'PROBABILITY', binaryData: true },
-          ],
+          outputs: [...wanted, oodOutput]
+            .filter((n): n is string => n !== undefined)
+            .map((name) => ({ name, binaryData: true })),
         },
       );
       const t2 = performance.now();
       inferMs = t2 - t1;
       t3 = t2;
-      const label = res.asStrings(model.output.name)[0] ?? '';
-      const probA = res.asFloat32Array(model.probabilityOutput ?? 'PROBABILITY');
-      const probability = probA[0];
-      if (!label || probability === undefined || !Number.isFinite(probability)) {
-        throw new GatewayError('INFERENCE_FAILED', 'The model answered without a label or a probability.');
+      ood = oodOf(res, oodOutput);
+      if (model.path === 'ensemble') {
+        const logits = res.asFloat32Array(model.output.name);
+        checkClassCount(logits, model, 'scores');
+        top = ranked(softmax(logits), model.labels);
+      } else if (model.probabilitiesOutput !== undefined) {
+        const probabilities = res.asFloat32Array(model.probabilitiesOutput);
+        checkClassCount(probabilities, model, 'probabilities');
+        if (!Array.from(probabilities).every((p) => Number.isFinite(p) && p >= 0 && p <= 1)) {
+          throw new GatewayError('INFERENCE_FAILED', 'The model answered probabilities outside [0, 1].');
+        }
+        top = ranked(Float64Array.from(probabilities), model.labels);
+      } else {
+        // The original contract alone: the top class only.
+        const label = res.asStrings(model.output.name)[0] ?? '';
+        const probability = res.asFloat32Array(model.probabilityOutput ?? 'PROBABILITY')[0];
+        if (!label || probability === undefined || !Number.isFinite(probability)) {
+          throw new GatewayError('INFERENCE_FAILED', 'The model answered without a label or a probability.');
+        }
+        top = [{ index: -1, label, probability }];
       }
-      top = [{ index: -1, label, probability }];
     }
   } catch (err) {
     if (err instanceof TritonServerError) {
@@ -204,6 +247,7 @@ export async function classify(bytes: Uint8Array, opts: ClassifyOptions): Promis
     label: best.label,
     probability: best.probability,
     top,
+    verdict: verdictOf(top, ood),
     model: { name: model.name, version: model.version, backend: model.backend, path: model.path },
     image,
     timings: {

@@ -227,8 +227,10 @@ const CONTENT_TYPE: Record<string, string> = {
 
 /**
  * Stores predictions (upload + result) and feedback by prediction id. Layout:
- * `predictions/<id>.json`, `uploads/<id>.<ext>`, `feedback/<id>/<time>-<random>.json` — one object per
- * event, never read-modify-write, so concurrent flags and corrections are all kept.
+ * `predictions/<id>.json`, `uploads/<id>.<ext>`, `feedback/<id>/<event>.json` — one object per
+ * distinct event, named by a hash of what it says (kind, label, comment), never read-modify-write: a
+ * confirmation, a flag and a correction sent together are all kept, and the same event sent twice is
+ * stored once (the first one's time is kept). Older stores' `<time>-<random>.json` events are read too.
  *
  * With a {@link ProductionLayout} (S3 storage), every prediction of an upload is also written in the
  * original GourmetGram's layout in its own bucket, and feedback is merged into that object's tags;
@@ -241,6 +243,8 @@ const CONTENT_TYPE: Record<string, string> = {
  */
 export class FeedbackStore {
   private readonly pending = new Map<string, Promise<void>>();
+  /** Event writes in flight by key: the same event arriving twice at once is written once. */
+  private readonly eventWrites = new Map<string, Promise<{ event: FeedbackEvent; created: boolean }>>();
   private readonly recent = new Map<
     string,
     { prediction: Prediction; upload: Uint8Array; production: ProductionObject | undefined }
@@ -330,23 +334,40 @@ export class FeedbackStore {
   }
 
   /**
-   * Stores one feedback event as its own object; with the production layout, also merges it into the
-   * tags of the prediction's production object (`flagged=true` / `corrected_class=<label>`) before
-   * answering. A failed tag update is logged and counted; the event is stored all the same.
+   * Stores one feedback event as its own object, unless the same event (kind, label, comment) is
+   * already stored for this prediction: then the stored one is answered with `created: false`. With
+   * the production layout, a new event is also merged into the tags of the prediction's production
+   * object (`confirmed=true` / `flagged=true` / `corrected_class=<label>`) before answering. A failed
+   * tag update is logged and counted; the event is stored all the same.
    */
-  async addEvent(predictionId: string, event: Omit<FeedbackEvent, 'at'>): Promise<FeedbackEvent> {
+  async addEvent(
+    predictionId: string,
+    event: Omit<FeedbackEvent, 'at'>,
+  ): Promise<{ event: FeedbackEvent; created: boolean }> {
     checkPredictionId(predictionId);
-    const production = await this.ensureSaved(predictionId);
-    const at = new Date().toISOString();
-    const full: FeedbackEvent = { ...event, at };
-    const key = `feedback/${predictionId}/${at.replace(/[:.]/g, '-')}-${randomBytes(6).toString('hex')}.json`;
-    await this.blobs.put(key, JSON.stringify(full), 'application/json');
-    if (this.production && production) {
-      if (event.kind === 'flag') await this.production.flag(production.key);
-      else if (event.correctLabel !== undefined)
-        await this.production.correct(production.key, event.correctLabel);
+    const key = `feedback/${predictionId}/${eventName(event)}.json`;
+    const inFlight = this.eventWrites.get(key);
+    if (inFlight) return { event: (await inFlight).event, created: false };
+    const task = (async () => {
+      const production = await this.ensureSaved(predictionId);
+      const stored = await this.blobs.get(key);
+      if (stored) return { event: JSON.parse(stored.toString('utf8')) as FeedbackEvent, created: false };
+      const full: FeedbackEvent = { ...event, at: new Date().toISOString() };
+      await this.blobs.put(key, JSON.stringify(full), 'application/json');
+      if (this.production && production) {
+        if (event.kind === 'flag') await this.production.flag(production.key);
+        else if (event.kind === 'confirm') await this.production.confirm(production.key);
+        else if (event.correctLabel !== undefined)
+          await this.production.correct(production.key, event.correctLabel);
+      }
+      return { event: full, created: true };
+    })();
+    this.eventWrites.set(key, task);
+    try {
+      return await task;
+    } finally {
+      if (this.eventWrites.get(key) === task) this.eventWrites.delete(key);
     }
-    return full;
   }
 
   async get(predictionId: string): Promise<FeedbackRecord | undefined> {
@@ -357,9 +378,13 @@ export class FeedbackStore {
     const record = JSON.parse(raw.toString('utf8')) as StoredRecord;
     const { upload, production, ...prediction } = record;
     const keys = (await this.blobs.list(`feedback/${predictionId}/`)).sort();
-    const events = await Promise.all(
-      keys.map(async (k) => JSON.parse((await this.blobs.get(k))?.toString('utf8') ?? '{}') as FeedbackEvent),
-    );
+    const events = (
+      await Promise.all(
+        keys.map(
+          async (k) => JSON.parse((await this.blobs.get(k))?.toString('utf8') ?? '{}') as FeedbackEvent,
+        ),
+      )
+    ).sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
     return {
       predictionId,
       prediction,
@@ -368,6 +393,15 @@ export class FeedbackStore {
       events,
     };
   }
+}
+
+/**
+ * The object name of a feedback event: `<kind>-<hash>`, the hash (SHA-256, 16 hex digits) of what the
+ * event says, so the same event always lands on the same object.
+ */
+export function eventName(event: Omit<FeedbackEvent, 'at'>): string {
+  const said = JSON.stringify([event.kind, event.correctLabel ?? null, event.comment ?? null]);
+  return `${event.kind}-${createHash('sha256').update(said).digest('hex').slice(0, 16)}`;
 }
 
 /** `predictions/<id>.json`: the prediction plus where its upload and production object are. */

@@ -27,8 +27,10 @@ import {
   predictForm,
   prediction,
   predictionId,
+  verdict,
   version,
 } from './api-schemas';
+import { MIN_IMAGE_SIDE } from './image-checks';
 import { ERROR_STATUS, type ErrorCode } from './errors';
 
 /** A JSON value of the document. */
@@ -93,7 +95,7 @@ export const OPERATIONS: readonly Operation[] = [
     tag: 'Examples',
     summary: 'The example photos',
     description:
-      'The example gallery of the home page: real food photos from IFCT 2017 (AGPL-3.0), with the Food-11 class each belongs to.',
+      'The example gallery of the home page: real food photos from IFCT 2017 (AGPL-3.0) the demo model was never trained on (its build’s held-out photos), each with the Food-11 class it belongs to, the demo model’s answer and verdict, right or wrong; and which classes the model was trained on.',
     ok: { status: 200, description: 'The gallery.', contentType: 'application/json', schema: examples },
     errors: [],
     curl: [`curl ${o}/api/examples`],
@@ -117,11 +119,13 @@ export const OPERATIONS: readonly Operation[] = [
     tag: 'Classify',
     summary: 'Classify a photo',
     description: [
-      'Decodes the photo (EXIF orientation applied), preprocesses it as the model config says, asks the inference server and answers every class with its probability.',
+      'Decodes the photo (EXIF orientation applied), preprocesses it as the model config says, asks the inference server and answers every class with its probability, the out-of-distribution signal and a `verdict`: what to tell a person (*likely X*, *not sure* with the three most likely classes, or *this does not look like food the model knows*), decided from those outputs the same way on every path.',
+      '',
+      `Images under ${MIN_IMAGE_SIDE}×${MIN_IMAGE_SIDE} pixels (\`IMAGE_TOO_SMALL\`) and images of one flat colour (\`IMAGE_UNIFORM\`) are refused with 422 before any inference: the model would answer them with a class that means nothing.`,
       '',
       'Only an upload that starts with the signature of an accepted format reaches the decoder; the size limit is `MAX_UPLOAD_BYTES`, the pixel limit `MAX_IMAGE_PIXELS`. A body over the limit is answered 413 before it is read to the end, and the connection is closed.',
       '',
-      'The optional `model` field picks the model (beyond the seed): `food_classifier_onnx` runs the tensor path (the gateway preprocesses, the server runs the ONNX model), `food_classifier` the Python-backend path (the upload goes to the model as base64 text; its `model.py` preprocesses and calls the ONNX model by BLS, and answers only the top class). The answer’s `model.path` and `timings` tell the two apart.',
+      'The optional `model` field picks the model (beyond the seed): `food_classifier_onnx` runs the tensor path (the gateway preprocesses, the server runs the ONNX model), `food_classifier` the Python-backend path (the upload goes to the model as base64 text, the original GourmetGram contract; its `model.py` preprocesses and calls the ONNX model by BLS, and answers every class and the out-of-distribution score), `food_classifier_ensemble` the ensemble path (the upload’s raw bytes; the server preprocesses and runs the ONNX model in one call). All three answer the same fields; `model.path` and `timings` tell them apart.',
     ].join('\n'),
     parameters: [requestIdHeader],
     requestBody: {
@@ -148,12 +152,15 @@ export const OPERATIONS: readonly Operation[] = [
       'TOO_MANY_PIXELS',
       'FILE_TOO_LARGE',
       'UNSUPPORTED_MEDIA_TYPE',
+      'IMAGE_TOO_SMALL',
+      'IMAGE_UNIFORM',
       ...INFERENCE_ERRORS,
       'INTERNAL_ERROR',
     ],
     curl: [
       `curl -F file=@dish.jpg ${o}/api/predict`,
       `curl -F file=@dish.jpg -F model=food_classifier ${o}/api/predict`,
+      `curl -F file=@dish.jpg -F model=food_classifier_ensemble ${o}/api/predict`,
     ],
   },
   {
@@ -180,9 +187,9 @@ export const OPERATIONS: readonly Operation[] = [
     path: '/api/feedback',
     operationId: 'addFeedback',
     tag: 'Feedback',
-    summary: 'Flag or correct a prediction',
+    summary: 'Confirm, flag or correct a prediction',
     description:
-      'Stores the prediction (with its upload) if it is not stored yet, and the event beside it; concurrent events are all kept. The body is at most `MAX_FEEDBACK_BYTES`.',
+      'Stores the prediction (with its upload) if it is not stored yet, and the event beside it: `confirm` (looks right), `flag` or `correction`. Different events, also concurrent ones, are all kept; the same event (kind, label, comment) sent again is stored once and answered `200` with the stored one. The body is at most `MAX_FEEDBACK_BYTES`.',
     requestBody: { contentType: 'application/json', schema: feedbackRequest },
     ok: {
       status: 201,
@@ -190,6 +197,14 @@ export const OPERATIONS: readonly Operation[] = [
       contentType: 'application/json',
       schema: feedbackCreated,
     },
+    more: [
+      {
+        status: 200,
+        description:
+          'The same event was already stored for this prediction: the stored one (nothing written).',
+        schema: feedbackCreated,
+      },
+    ],
     errors: [
       'INVALID_REQUEST',
       'INVALID_PREDICTION_ID',
@@ -200,6 +215,7 @@ export const OPERATIONS: readonly Operation[] = [
     ],
     curl: [
       `ID=$(curl -s -F file=@dish.jpg ${o}/api/predict | grep -o '"requestId":"[^"]*"' | cut -d'"' -f4)`,
+      `curl -H 'content-type: application/json' -d '{"predictionId":"'"$ID"'","kind":"confirm"}' ${o}/api/feedback`,
       `curl -H 'content-type: application/json' -d '{"predictionId":"'"$ID"'","kind":"flag"}' ${o}/api/feedback`,
       `curl -H 'content-type: application/json' -d '{"predictionId":"'"$ID"'","kind":"correction","correctLabel":"Seafood"}' ${o}/api/feedback`,
     ],
@@ -286,6 +302,7 @@ export const STATUS_TEXT: Readonly<Record<number, string>> = {
   404: 'Not Found',
   413: 'Content Too Large',
   415: 'Unsupported Media Type',
+  422: 'Unprocessable Content',
   499: 'Client Closed Request',
   500: 'Internal Server Error',
   502: 'Bad Gateway',
@@ -299,6 +316,7 @@ const RESPONSE_COMPONENTS = z.registry<{ id: string }>();
 for (const s of [predictForm, feedbackRequest]) REQUEST_COMPONENTS.add(s, { id: idOf(s) });
 for (const s of [
   prediction,
+  verdict,
   classProbability,
   outOfDistribution,
   errorBody,
@@ -503,7 +521,10 @@ export function openApiDocument(): Json {
     servers: [{ url: '/', description: 'This server' }],
     tags: [
       { name: 'Classify', description: 'Photo in, Food-11 class out.' },
-      { name: 'Feedback', description: 'Flags and corrections of predictions, stored with the upload.' },
+      {
+        name: 'Feedback',
+        description: 'Confirmations, flags and corrections of predictions, stored with the upload.',
+      },
       { name: 'Status', description: 'Health, versions and the inference statistics.' },
       { name: 'Examples', description: 'The example photos of the home page.' },
       { name: 'Docs', description: 'This description.' },

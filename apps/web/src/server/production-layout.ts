@@ -6,7 +6,8 @@
  *   `class_{idx:02d}/{uuid}{ext}`: the predicted class index, the prediction id, the upload's own
  *   extension; the body is the upload byte for byte, its content type guessed from that extension;
  * - object tags set through the tagging API: `predicted_class`, `confidence` (three decimals, rounded
- *   as Python's `f"{p:.3f}"`), `timestamp` (UTC, `%Y-%m-%dT%H:%M:%SZ`); `flagged=true` after a flag
+ *   as Python's `f"{p:.3f}"`), `timestamp` (UTC, `%Y-%m-%dT%H:%M:%SZ`); `confirmed=true` after a
+ *   "looks right" (beyond the original), `flagged=true` after a flag
  *   and `corrected_class=<label>` after a correction, merged into the existing tags (read, update,
  *   write back), one update at a time per object in this process.
  *
@@ -264,6 +265,13 @@ export class ProductionLayout {
   flag(key: string): Promise<boolean> {
     return this.updateTags(key, (tags) => {
       if (!tags.has('flagged')) tags.set('flagged', 'true');
+    });
+  }
+
+  /** `confirmed=true` (a person said the prediction looks right), added once. */
+  confirm(key: string): Promise<boolean> {
+    return this.updateTags(key, (tags) => {
+      if (!tags.has('confirmed')) tags.set('confirmed', 'true');
     });
   }
 

@@ -8,11 +8,13 @@ import {
   type ModelConfig,
   type ModelConfigTensor,
 } from '@tritonserver-ts/client';
+import sharp from 'sharp';
 import { env } from '../env';
+import type { InferencePath } from '../lib/types';
 import { GatewayError } from './errors';
+import { MEAN_COLOUR, type Fingerprint } from './ood';
 
-/** How the gateway talks to the model, decided from its config. */
-export type InferencePath = 'tensor' | 'python';
+export type { InferencePath };
 
 /** What the gateway needs to know about the model; read once from its config and cached. */
 export interface ModelInfo {
@@ -22,24 +24,36 @@ export interface ModelInfo {
   path: InferencePath;
   maxBatchSize: number;
   input: { name: string; datatype: string; shape: number[] };
-  /** tensor path: the logits output; python path: the label output. */
+  /** tensor and ensemble paths: the logits output; python path: the label output. */
   output: { name: string; datatype: string };
-  /** python path: the probability output. */
+  /** python path: the top class's probability output (`PROBABILITY`). */
   probabilityOutput?: string;
-  /** tensor path: the FP32 `[1]` output named `ood_score`, when the config declares one. */
+  /** python path: every class's probability (`PROBABILITIES`), when the config declares it. */
+  probabilitiesOutput?: string;
+  /**
+   * The FP32 `[1]` out-of-distribution output when the config declares one: `ood_score` (tensor and
+   * ensemble paths) or `OOD_SCORE` (python path).
+   */
   oodOutput?: string;
   /**
-   * tensor path: the logits of the blank (all-zero) input the labels are read with, as Triton's
-   * classification strings print them (6 decimals): tells the calibrated model from another.
+   * What the model answers for the blank input, the labels being read on the way: the all-zero
+   * tensor's logits (tensor path, 6 decimals as Triton's classification strings print them) or the
+   * mean-colour photo's (encoded-image paths). Tells the calibrated model from another.
    */
-  zeroInputLogits?: number[];
+  fingerprint?: Fingerprint;
+  /** Classes the model answers (0: a python-path model answering only its top class). */
   numClasses: number;
   labels: string[];
   preprocess: PreprocessConfig;
 }
 
-/** The name of the demo model's out-of-distribution output (see packages/food-model). */
+/**
+ * The name of the demo model's out-of-distribution output (see packages/food-model); the
+ * Python-backend model's `OOD_SCORE` passes it on (names are compared without case).
+ */
 export const OOD_OUTPUT = 'ood_score';
+
+const size = (dims: readonly number[]) => dims.reduce((a, b) => a * b, 1);
 
 let client: { key: string; client: Promise<TritonClient> } | undefined;
 
@@ -100,26 +114,54 @@ export function modelInfoFromConfig(cfg: ModelConfig, version: string): Omit<Mod
   const batch = maxBatchSize > 0 ? [1] : [];
   const preprocess = preprocessConfigFromParameters(cfg.parameters);
   if (backend === 'python' || input.datatype === 'BYTES') {
-    const label = outputs.find((o) => o.datatype === 'BYTES');
-    const prob = outputs.find((o) => o.datatype === 'FP32');
-    if (!label || !prob) {
-      throw new GatewayError(
-        'MODEL_CONFIG_INVALID',
-        `Model "${name}" takes BYTES but does not answer a BYTES label and an FP32 probability.`,
-      );
-    }
+    // An encoded photo in. A BYTES label out is the original GourmetGram contract (base64 text in,
+    // FOOD_LABEL and PROBABILITY out, optionally PROBABILITIES and OOD_SCORE); FP32 logits out is a
+    // server-side pipeline such as food_classifier_ensemble (the raw bytes in).
     const shape = [...batch, ...input.dims.map((d) => (d < 0 ? 1 : d))];
-    return {
+    const common = {
       name,
       version,
-      backend: backend || 'python',
-      path: 'python',
+      backend: backend || (cfg.platform === 'ensemble' ? 'ensemble' : 'python'),
       maxBatchSize,
       input: { name: input.name, datatype: 'BYTES', shape: shape.length ? shape : [1] },
-      output: { name: label.name, datatype: 'BYTES' },
-      probabilityOutput: prob.name,
-      numClasses: 0,
       preprocess,
+    };
+    const fp32 = outputs.filter((o) => o.datatype === 'FP32');
+    const ood = fp32.find((o) => o.name.toLowerCase() === OOD_OUTPUT && size(o.dims) === 1);
+    const label = outputs.find((o) => o.datatype === 'BYTES');
+    const classes = (o: { dims: number[] }) => o.dims[o.dims.length - 1] ?? 0;
+    if (label) {
+      const prob = fp32.find((o) => o !== ood && size(o.dims) === 1);
+      if (!prob) {
+        throw new GatewayError(
+          'MODEL_CONFIG_INVALID',
+          `Model "${name}" takes BYTES but does not answer a BYTES label and an FP32 probability.`,
+        );
+      }
+      const every = fp32.find((o) => o !== ood && o !== prob && classes(o) > 1);
+      return {
+        ...common,
+        path: 'python',
+        output: { name: label.name, datatype: 'BYTES' },
+        probabilityOutput: prob.name,
+        ...(every ? { probabilitiesOutput: every.name } : {}),
+        ...(ood ? { oodOutput: ood.name } : {}),
+        numClasses: every ? classes(every) : 0,
+      };
+    }
+    const logits = fp32.find((o) => o !== ood && classes(o) > 1);
+    if (!logits) {
+      throw new GatewayError(
+        'MODEL_CONFIG_INVALID',
+        `Model "${name}" takes BYTES but answers neither a BYTES label and an FP32 probability nor FP32 logits.`,
+      );
+    }
+    return {
+      ...common,
+      path: 'ensemble',
+      output: { name: logits.name, datatype: 'FP32' },
+      ...(ood ? { oodOutput: ood.name } : {}),
+      numClasses: classes(logits),
     };
   }
   const out = outputs[0];
@@ -152,8 +194,7 @@ export function modelInfoFromConfig(cfg: ModelConfig, version: string): Omit<Mod
   ];
   const numClasses = out.dims.length ? Math.max(1, out.dims[out.dims.length - 1] ?? 1) : 1;
   const ood = outputs.find(
-    (o, i) =>
-      i > 0 && o.name === OOD_OUTPUT && o.datatype === 'FP32' && o.dims.reduce((a, b) => a * b, 1) === 1,
+    (o, i) => i > 0 && o.name === OOD_OUTPUT && o.datatype === 'FP32' && size(o.dims) === 1,
   );
   return {
     ...(ood ? { oodOutput: ood.name } : {}),
@@ -202,6 +243,16 @@ export function modelTarget(name?: string): { modelName: string; modelVersion: s
 
 const cache = new Map<string, Promise<ModelInfo>>();
 
+let meanColour: Promise<Buffer> | undefined;
+/** The fingerprint photo of the encoded-image paths: a 64×64 PNG of {@link MEAN_COLOUR}. */
+export function meanColourPhoto(): Promise<Buffer> {
+  const [r, g, b] = MEAN_COLOUR;
+  meanColour ??= sharp({ create: { width: 64, height: 64, channels: 3, background: { r, g, b } } })
+    .png()
+    .toBuffer();
+  return meanColour;
+}
+
 async function loadModelInfo(name?: string): Promise<ModelInfo> {
   const { inferenceTimeoutMs } = env();
   const { modelName, modelVersion } = modelTarget(name);
@@ -228,27 +279,47 @@ async function loadModelInfo(name?: string): Promise<ModelInfo> {
       ?.toString() ||
     '';
   const base = modelInfoFromConfig(config, version);
-  let labels: string[] = [];
-  let zeroInputLogits: number[] | undefined;
+  const inferOpts = { ...opts, ...(modelVersion ? { modelVersion } : {}) };
   if (base.path === 'tensor') {
     // Learn the class names through Triton's classification extension (it reads label_filename),
     // one warm-up inference on a blank image. Works the same on real Triton.
-    const size = base.input.shape.reduce((a, b) => a * b, 1);
     const res = await c.infer(
       modelName,
-      [{ name: base.input.name, datatype: 'FP32', shape: base.input.shape, data: new Float32Array(size) }],
-      {
-        ...opts,
-        ...(modelVersion ? { modelVersion } : {}),
-        outputs: [{ name: base.output.name, classCount: base.numClasses }],
-      },
+      [
+        {
+          name: base.input.name,
+          datatype: 'FP32',
+          shape: base.input.shape,
+          data: new Float32Array(size(base.input.shape)),
+        },
+      ],
+      { ...inferOpts, outputs: [{ name: base.output.name, classCount: base.numClasses }] },
     );
-    ({ labels, values: zeroInputLogits } = classesByIndex(
-      res.classifications(base.output.name),
-      base.numClasses,
-    ));
+    const { labels, values } = classesByIndex(res.classifications(base.output.name), base.numClasses);
+    return { ...base, labels, fingerprint: { input: 'zero-tensor', logits: values } };
   }
-  return { ...base, labels, ...(zeroInputLogits ? { zeroInputLogits } : {}) };
+  // Encoded-image paths: the same through the mean-colour photo, in two calls (the classification
+  // strings for the labels, then the binary values, as probabilities near 1e-6 need more than the
+  // strings' 6 decimals).
+  const classOutput = base.path === 'python' ? base.probabilitiesOutput : base.output.name;
+  if (classOutput === undefined) return { ...base, labels: [] };
+  const photo = await meanColourPhoto();
+  const data = base.path === 'python' ? new TextEncoder().encode(photo.toString('base64')) : photo;
+  const input = [
+    { name: base.input.name, datatype: 'BYTES' as const, shape: base.input.shape, data: [data] },
+  ];
+  const named = await c.infer(modelName, input, {
+    ...inferOpts,
+    outputs: [{ name: classOutput, classCount: base.numClasses }],
+  });
+  const { labels } = classesByIndex(named.classifications(classOutput), base.numClasses);
+  const raw = await c.infer(modelName, input, {
+    ...inferOpts,
+    outputs: [{ name: classOutput, binaryData: true }],
+  });
+  const values = Array.from(raw.asFloat32Array(classOutput));
+  const logits = base.path === 'python' ? values.map((p) => Math.log(p)) : values;
+  return { ...base, labels, fingerprint: { input: 'mean-colour-photo', logits } };
 }
 
 /**

@@ -7,7 +7,10 @@ import { requireFeedbackStore } from '@/server/feedback-store';
 export const runtime = 'nodejs';
 export const dynamic = 'force-dynamic';
 
-/** POST /api/feedback — `{ predictionId, kind: 'flag' | 'correction', correctLabel? }` → 201 with the stored event. */
+/**
+ * POST /api/feedback — `{ predictionId, kind: 'confirm' | 'flag' | 'correction', correctLabel? }` → 201
+ * with the stored event, or 200 with the event already stored when the same one was sent before.
+ */
 export async function POST(req: Request): Promise<Response> {
   try {
     const { maxFeedbackBytes } = env();
@@ -24,11 +27,11 @@ export async function POST(req: Request): Promise<Response> {
     }
     // The schema (src/server/api-schemas.ts) is also what /api/openapi.json documents.
     const { predictionId, comment, ...rest } = parseFeedbackRequest(json);
-    const stored = await requireFeedbackStore().addEvent(predictionId, {
+    const { event, created } = await requireFeedbackStore().addEvent(predictionId, {
       ...rest,
       ...(comment !== undefined ? { comment } : {}),
     });
-    return Response.json({ predictionId, ...stored }, { status: 201 });
+    return Response.json({ predictionId, ...event }, { status: created ? 201 : 200 });
   } catch (err) {
     return errorResponse(err);
   }

@@ -1,5 +1,6 @@
 import { env } from '@/env';
 import { errorResponse, toGatewayError } from '@/server/errors';
+import { oodApplies } from '@/server/ood';
 import { getModelInfo } from '@/server/triton';
 import pkg from '../../../../package.json' with { type: 'json' };
 
@@ -8,7 +9,7 @@ export const dynamic = 'force-dynamic';
 
 /**
  * GET /api/version — app version, the default model (labels included when known) and every model a
- * prediction may pick, with its inference path.
+ * prediction may pick, with its inference path and whether it carries the out-of-distribution signal.
  */
 export async function GET(): Promise<Response> {
   try {
@@ -26,7 +27,14 @@ export async function GET(): Promise<Response> {
         const isDefault = name === modelName;
         try {
           const m = await getModelInfo(undefined, name);
-          return { name, default: isDefault, version: m.version, backend: m.backend, path: m.path };
+          return {
+            name,
+            default: isDefault,
+            version: m.version,
+            backend: m.backend,
+            path: m.path,
+            outOfDistribution: oodApplies(m),
+          };
         } catch (err) {
           return { name, default: isDefault, error: toGatewayError(err).message };
         }
