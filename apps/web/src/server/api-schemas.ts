@@ -407,11 +407,9 @@ export const feedbackRecord = z
       .meta({
         description: "The upload's object in the original GourmetGram production layout (S3 storage only).",
       }),
-    events: z
-      .array(feedbackEvent)
-      .meta({
-        description: 'Every confirmation, flag and correction, oldest first (each distinct event once).',
-      }),
+    events: z.array(feedbackEvent).meta({
+      description: 'Every confirmation, flag and correction, oldest first (each distinct event once).',
+    }),
   })
   .meta({ id: 'FeedbackRecord' });
 
