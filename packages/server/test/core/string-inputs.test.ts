@@ -1,8 +1,9 @@
 /**
- * BYTES elements that are not valid UTF-8, sent to an ONNX string model (`identity_string`) on the
+ * BYTES elements that are not valid UTF-8, sent to an ONNX string model (`identity_string`, loaded
+ * with a dynamic batcher that waits 300 ms so that concurrent requests share one execution) on the
  * real server: onnxruntime-node takes strings as text, so they are refused as bad input (HTTP 400,
  * gRPC INVALID_ARGUMENT) naming the input and the element, per request, before batching: the valid
- * requests sent at the same time are answered.
+ * requests batched with it are answered (a refusal at execution failed the whole batch with 500).
  */
 import type { ModelInferResponse } from '@tritonserver-ts/client/protocol/grpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,7 +15,18 @@ let srv: TestServer & { grpcTarget: string };
 let client: GrpcTestClient;
 
 beforeAll(async () => {
-  srv = await startGrpcTestServer({ only: ['identity_string'] });
+  srv = await startGrpcTestServer({ only: ['identity_string'], modelControlMode: 'explicit' });
+  await fetch(`${srv.url}/v2/repository/models/identity_string/load`, { method: 'POST', body: '{}' });
+  const config = (await (await fetch(`${srv.url}/v2/models/identity_string/config`)).json()) as Record<
+    string,
+    unknown
+  >;
+  const batched = JSON.stringify({ ...config, dynamic_batching: { max_queue_delay_microseconds: 300_000 } });
+  const load = await fetch(`${srv.url}/v2/repository/models/identity_string/load`, {
+    method: 'POST',
+    body: JSON.stringify({ parameters: { config: batched } }),
+  });
+  if (load.status !== 200) throw new Error(`load with a dynamic batcher: ${await load.text()}`);
   client = new GrpcTestClient(srv.grpcTarget);
 });
 
@@ -24,6 +36,14 @@ afterAll(async () => {
 });
 
 const text = (s: string): Uint8Array => new TextEncoder().encode(s);
+
+/** `execution_count` of identity_string (executions of the model, one per batch). */
+async function executions(): Promise<number> {
+  const stats = (await (await fetch(`${srv.url}/v2/models/identity_string/stats`)).json()) as {
+    model_stats: { execution_count: number }[];
+  };
+  return stats.model_stats[0]?.execution_count ?? 0;
+}
 const BAD = Uint8Array.of(0x70, 0xff, 0xfe); // 'p', then bytes no UTF-8 sequence starts with
 const MESSAGE =
   "element 1 of BYTES input 'INPUT0' for model 'identity_string' is not valid UTF-8: the onnxruntime backend of tritonserver-ts passes strings to ONNX Runtime as text, so it accepts UTF-8 only";
@@ -69,7 +89,8 @@ describe('non-UTF-8 BYTES to an ONNX string model', () => {
     expect(e.details).toBe(MESSAGE);
   });
 
-  it('refuses only the bad request: valid ones sent at the same time are answered', async () => {
+  it('refuses only the bad request: valid ones batched with it are answered', async () => {
+    const before = await executions();
     const good = (i: number): Uint8Array[] => [text(`row ${i}`), text('crème brûlée')];
     const results = await Promise.all([
       ...Array.from({ length: 6 }, (_, i) => httpInfer(good(i))),
@@ -84,5 +105,7 @@ describe('non-UTF-8 BYTES to an ONNX string model', () => {
     const grpc = results.slice(7, 13) as ModelInferResponse[];
     for (const response of grpc) expect(response.rawOutputContents).toHaveLength(1);
     expect((results[13] as { code: number }).code).toBe(GrpcStatus.INVALID_ARGUMENT);
+    // The 12 valid requests were batched: fewer executions than requests.
+    expect((await executions()) - before).toBeLessThan(12);
   });
 });
