@@ -10,19 +10,35 @@ server log. Every message is one frame:
     n-4-h      payload: the tensors' raw bytes (little-endian, row-major; BYTES length-prefixed)
 
 The stub exits when fd 3 reaches end of file (the server went away) or after `finalize`.
+
+SIGINT, SIGTERM and SIGHUP are for the server, not for its stubs (as Triton's stub skips SIGINT and
+SIGTERM): a terminal's Ctrl+C or hang-up reaches the whole process group, and the server then stops
+each stub by closing its fd 3. Without this a Ctrl+C printed a KeyboardInterrupt traceback from
+every stub into the server log. Handlers, not SIG_IGN, so processes a model starts get the default
+actions.
 """
 
-import asyncio
-import concurrent.futures
-import importlib.util
-import inspect
-import json
-import os
-import queue
-import struct
-import sys
-import threading
-import traceback
+import signal
+
+
+def _leave_to_the_server(signum, frame):
+    pass
+
+
+for _name in ("SIGINT", "SIGTERM", "SIGHUP"):
+    signal.signal(getattr(signal, _name), _leave_to_the_server)
+
+import asyncio  # noqa: E402
+import concurrent.futures  # noqa: E402
+import importlib.util  # noqa: E402
+import inspect  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import queue  # noqa: E402
+import struct  # noqa: E402
+import sys  # noqa: E402
+import threading  # noqa: E402
+import traceback  # noqa: E402
 
 STUB_DIR = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, STUB_DIR)
@@ -57,6 +73,17 @@ def format_exception(error):
             continue
         lines.append(f"  {frame.filename}({frame.lineno}): {frame.name}")
     return "\n".join(lines) + "\n"
+
+
+def init_error(error):
+    """The `init_error` frame for an exception raised loading or initializing the model: the error,
+    and for a module that cannot be imported its name and this interpreter, so the server can say
+    which interpreters on the machine do have it."""
+    frame = {"type": "init_error", "message": format_exception(error)}
+    if isinstance(error, ModuleNotFoundError) and error.name:
+        frame["missing_module"] = error.name
+        frame["executable"] = sys.executable
+    return frame
 
 
 def tensors_to_refs(tensors, chunks, offset):
@@ -272,7 +299,7 @@ class Stub:
                     config = result
             self.channel.write({"type": "auto_complete_done", "config": config.as_dict(), "defined": method is not None})
         except BaseException as error:  # noqa: BLE001 - reported to the server
-            self.channel.write({"type": "init_error", "message": format_exception(error)})
+            self.channel.write(init_error(error))
 
     def initialize(self, header):
         try:
@@ -284,7 +311,7 @@ class Stub:
                 self.run_maybe_async(init(header["args"]))
             self.channel.write({"type": "ready"})
         except BaseException as error:  # noqa: BLE001
-            self.channel.write({"type": "init_error", "message": format_exception(error)})
+            self.channel.write(init_error(error))
 
     def execute(self, header, payload):
         batch = header["batch"]

@@ -1,14 +1,18 @@
 #!/usr/bin/env node
 /**
  * `tritonserver-ts`: run the embedded Triton-compatible server from the command line.
- * Exit codes: 0 after a graceful shutdown (SIGINT / SIGTERM), 1 on a bad command line or a startup
- * failure (including a model that fails to load with `--exit-on-error=true`).
+ * Exit codes: 0 after a graceful shutdown (SIGINT / SIGTERM / SIGHUP, the parent that started it
+ * with an IPC channel going away, or the npm process of `npx tritonserver-ts` being signalled or
+ * exiting: `process/stop-requests.ts`), or when asked to stop during startup; 1 on a bad command
+ * line, a startup failure (including a model that fails to load with `--exit-on-error=true`), or a
+ * second stop request (exit at once).
  * @packageDocumentation
  */
 import { readFileSync } from 'node:fs';
 
 import { CliUsageError, parseArgs, usage } from './cli-args.js';
 import { GrpcStartError } from './grpc/server.js';
+import { onStopRequests, type StopRequest } from './process/stop-requests.js';
 import { repositoryExposureWarnings } from './repository-exposure.js';
 import { startServer, StartupError, type RunningServer } from './start.js';
 
@@ -54,10 +58,18 @@ async function main(argv: readonly string[]): Promise<number> {
     return 0;
   }
 
+  // Stop requests are taken from the start: one during startup ends the process at once (a model
+  // still loading has nothing to drain; its stub exits when this process does).
+  let onStop = (request: StopRequest): void => {
+    process.stderr.write(`tritonserver-ts: ${request.description} during startup, exiting\n`);
+    process.exit(0);
+  };
+  const stopWatching = onStopRequests((request) => onStop(request));
   let running: RunningServer;
   try {
     running = await startServer(options.server);
   } catch (error) {
+    stopWatching();
     if (error instanceof GrpcStartError) {
       // tritonserver's words when its gRPC service cannot start (e.g. the port is taken).
       process.stderr.write(`failed to start GRPC service: Unavailable - ${error.message}\n`);
@@ -69,6 +81,29 @@ async function main(argv: readonly string[]): Promise<number> {
     return 1;
   }
   const core = running.server;
+  let stopped: (code: number) => void = () => undefined;
+  const done = new Promise<number>((resolve) => (stopped = resolve));
+  onStop = (request) => {
+    if (request.count > 1) {
+      core.logger.warn(`${request.description}: a second stop request, exiting immediately`);
+      stopped(1);
+      return;
+    }
+    core.logger.info(
+      `${request.description}, waiting for in-flight requests (timeout ${options.server.exitTimeoutSecs ?? 30} s)`,
+    );
+    running.close().then(
+      (finished) => {
+        if (!finished) core.logger.warn('Exit timeout expired with requests still in flight');
+        core.logger.info('Server stopped');
+        stopped(0);
+      },
+      (error: unknown) => {
+        core.logger.error(`shutdown failed: ${String(error)}`);
+        stopped(1);
+      },
+    );
+  };
   const index = await core.repositoryIndex();
   if (index.length > 0) {
     const rows = [
@@ -100,33 +135,7 @@ async function main(argv: readonly string[]): Promise<number> {
     );
   }
 
-  return new Promise<number>((resolve) => {
-    let stopping = false;
-    const stop = (signal: string): void => {
-      if (stopping) {
-        core.logger.warn(`Received ${signal} again, exiting immediately`);
-        resolve(1);
-        return;
-      }
-      stopping = true;
-      core.logger.info(
-        `Received ${signal}, waiting for in-flight requests (timeout ${options.server.exitTimeoutSecs ?? 30} s)`,
-      );
-      running.close().then(
-        (finished) => {
-          if (!finished) core.logger.warn('Exit timeout expired with requests still in flight');
-          core.logger.info('Server stopped');
-          resolve(0);
-        },
-        (error: unknown) => {
-          core.logger.error(`shutdown failed: ${String(error)}`);
-          resolve(1);
-        },
-      );
-    };
-    process.on('SIGINT', () => stop('SIGINT'));
-    process.on('SIGTERM', () => stop('SIGTERM'));
-  });
+  return done;
 }
 
 main(process.argv.slice(2)).then(

@@ -3,7 +3,8 @@
  * `writeTestModelRepository(dir)` writes a Triton model repository that the conformance suite, the
  * core/HTTP tests, the scheduler tests and the benchmarks share. See the table in the package
  * README ("Test model repository"). Also the per-process CPU accounting the benchmarks share
- * (`processCpuSeconds`, `ownCpuSeconds`).
+ * (`processCpuSeconds`, `ownCpuSeconds`), and what a stopped command left behind (`processGroup`,
+ * `listeningPorts`, `sharedMemoryObjects`…) for the tests that stop CLIs the ways a user does.
  * @packageDocumentation
  */
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -15,6 +16,14 @@ import type { OnnxElementType } from '@tritonserver-ts/onnx-builder';
 import { OnnxGraphBuilder } from '@tritonserver-ts/onnx-builder';
 
 export { ownCpuSeconds, processCpuSeconds } from './process-cpu.js';
+export {
+  commandLine,
+  isRunning,
+  listeningPorts,
+  processGroup,
+  sharedMemoryObjects,
+  waitUntilGone,
+} from './process-tree.js';
 
 /** One generated model and what a server should make of it. */
 export interface TestModelInfo {

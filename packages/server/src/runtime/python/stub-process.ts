@@ -102,7 +102,19 @@ export class StubProcess {
         resolve(this.#exit);
         this.onExit(this.#exit);
       };
-      child.once('exit', (code, signal) => finish({ code, signal }));
+      // The last frames (`finalized` right before the stub exits) may still be in the pipe when
+      // 'exit' comes: they are read first, so a waiter sees its frame, not the exit.
+      child.once('exit', (code, signal) => {
+        if (fromStub.readableEnded || fromStub.destroyed) {
+          finish({ code, signal });
+          return;
+        }
+        const timer = setTimeout(() => finish({ code, signal }), 1000);
+        fromStub.once('close', () => {
+          clearTimeout(timer);
+          finish({ code, signal });
+        });
+      });
     });
   }
 
