@@ -21,14 +21,17 @@ export interface StallProbeOptions {
    * (default 2000 ms).
    */
   readonly afterMs?: number;
-  /** The probe's deadline; no answer in time means the connection is dead (default 3000 ms). */
+  /**
+   * The probe's deadline; no answer in time means the connection is dead (default 8000 ms: generous,
+   * so a healthy but busy server on a loaded host is never taken for a dead one).
+   */
   readonly timeoutMs?: number;
 }
 
 /** Defaults of {@link StallProbeOptions}. */
 export const DEFAULT_STALL_PROBE: Required<StallProbeOptions> = Object.freeze({
   afterMs: 2000,
-  timeoutMs: 3000,
+  timeoutMs: 8000,
 });
 
 /** A call the watch can give up on. */
