@@ -4,6 +4,7 @@
  * `deserialize_bytes_tensor` / `serialized_byte_size`.
  * @packageDocumentation
  */
+import { BytesList } from './bytes-list.js';
 import { ProtocolError } from './errors.js';
 
 const encoder = new TextEncoder();
@@ -19,11 +20,15 @@ export function stringsToBytes(values: readonly string[]): Uint8Array[] {
 }
 
 /**
- * Decodes `BYTES` elements as UTF-8 strings.
+ * Decodes `BYTES` elements (one `Uint8Array` each, or a {@link BytesList}) as UTF-8 strings.
  * @param options.fatal - throw a {@link ProtocolError} (`INVALID_BYTES_ELEMENT`) on invalid UTF-8
  *   instead of inserting U+FFFD.
  */
-export function bytesToStrings(elements: readonly Uint8Array[], options?: { fatal?: boolean }): string[] {
+export function bytesToStrings(
+  elements: readonly Uint8Array[] | BytesList,
+  options?: { fatal?: boolean },
+): string[] {
+  if (BytesList.isBytesList(elements)) return elements.toStrings(options);
   const decoder = options?.fatal === true ? strictDecoder : lenientDecoder;
   return elements.map((e, i) => {
     try {

@@ -7,6 +7,7 @@ export * from './tensor.js';
 export * from './errors.js';
 export * from './fp16.js';
 export * from './bytes.js';
+export * from './bytes-list.js';
 export * from './raw.js';
 export * from './json.js';
 export * from './json-data.js';

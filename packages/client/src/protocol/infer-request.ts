@@ -3,9 +3,10 @@
  * header plus binary tail; `decodeInferRequest` (server) splits and validates it.
  * @packageDocumentation
  */
+import { BytesList } from './bytes-list.js';
 import { DATATYPE_BYTE_SIZE, isDatatype, type Datatype, type TensorData } from './datatypes.js';
 import { ProtocolError } from './errors.js';
-import { tensorDataFromJson, tensorDataToJson } from './json-data.js';
+import { bytesListFromJson, tensorDataFromJson, tensorDataToJson } from './json-data.js';
 import { parseJson, stringifyJson } from './json.js';
 import { tensorDataFromBytes, tensorDataToBytes } from './raw.js';
 import {
@@ -426,8 +427,11 @@ export interface DecodedInput {
   readonly name: string;
   readonly datatype: Datatype;
   readonly shape: number[];
-  /** The data; `undefined` when the input is in shared memory. */
-  readonly data: TensorData | undefined;
+  /**
+   * The data; `undefined` when the input is in shared memory. BYTES data is a {@link BytesList} when
+   * decoded with `packBytes` (the binary tail's bytes themselves, or the JSON strings packed).
+   */
+  readonly data: TensorData | BytesList | undefined;
   /** Where the data came from. */
   readonly source: 'binary' | 'json' | 'shared_memory';
 
@@ -632,6 +636,8 @@ function decodeOutputs(
  * shared-memory data, the string count of BYTES, and the shared-memory regions themselves.
  * @param headerLength - the raw `Inference-Header-Content-Length` header value, if any.
  * @param options.modelName - the model the request is for; Triton names it in size errors.
+ * @param options.packBytes - decode BYTES inputs as a {@link BytesList} (one buffer: a view into
+ *   `body` for binary data) instead of one `Uint8Array` per element.
  * @throws ProtocolError with a stable `code` and a message fit for the HTTP error body (status 400),
  *   worded like Triton's ("Unable to parse 'inputs': attempt to access non-existing object member
  *   'inputs'", "unexpected additional input data for model 'm'", "failed to parse the request JSON
@@ -640,9 +646,10 @@ function decodeOutputs(
 export function decodeInferRequest(
   body: Uint8Array,
   headerLength?: string | number | readonly string[] | null,
-  options: { readonly modelName?: string } = {},
+  options: { readonly modelName?: string; readonly packBytes?: boolean } = {},
 ): DecodedInferRequest | RawInferRequest {
   const model = options.modelName ?? '';
+  const packBytes = options.packBytes === true;
   const jsonLength = parseHeaderLength(headerLength, body.byteLength);
   // Without the header the JSON is the whole body, so an empty body is a raw request (as in Triton).
   if (jsonLength === 0 || (jsonLength === undefined && body.byteLength === 0))
@@ -698,7 +705,7 @@ export function decodeInferRequest(
         name,
         datatype: datatypeText,
         shape,
-        data: decodeBinaryInput(datatypeText, bytes, name, count, model, prefix),
+        data: decodeBinaryInput(datatypeText, bytes, name, count, model, prefix, packBytes),
         source: 'binary',
         parameters: params,
       };
@@ -732,7 +739,8 @@ export function decodeInferRequest(
     }
     const datatype = datatypeText;
     if (count === 0n) {
-      return { name, datatype, shape, data: emptyTensorData(datatype), source: 'json', parameters: params };
+      const data = packBytes && datatype === 'BYTES' ? BytesList.from([]) : emptyTensorData(datatype);
+      return { name, datatype, shape, data, source: 'json', parameters: params };
     }
     if (datatype !== 'BYTES' && count * BigInt(DATATYPE_BYTE_SIZE[datatype]) > INT64_MAX) {
       throw new ProtocolError(
@@ -740,7 +748,10 @@ export function decodeInferRequest(
         `byte size overflow for input '${name}': ${count} elements of ${datatype} exceed the maximum byte size of ${INT64_MAX}`,
       );
     }
-    const data = tensorDataFromJson(datatype, input.data, Number(count), name, 'input');
+    const data =
+      packBytes && datatype === 'BYTES'
+        ? bytesListFromJson(input.data)
+        : tensorDataFromJson(datatype, input.data, Number(count), name, 'input');
     return { name, datatype, shape, data, source: 'json', parameters: params };
   });
   if (offset !== body.byteLength) {
@@ -775,8 +786,13 @@ function decodeBinaryInput(
   count: bigint,
   model: string,
   prefix: string,
-): TensorData {
-  if (datatype === 'BYTES') return tensorDataFromBytes('BYTES', bytes, undefined, `input '${name}'`);
+  packBytes: boolean,
+): TensorData | BytesList {
+  if (datatype === 'BYTES') {
+    return packBytes
+      ? BytesList.fromSerialized(bytes, undefined, `input '${name}'`)
+      : tensorDataFromBytes('BYTES', bytes, undefined, `input '${name}'`);
+  }
   const size = DATATYPE_BYTE_SIZE[datatype];
   if (bytes.byteLength % size !== 0) {
     throw new ProtocolError(

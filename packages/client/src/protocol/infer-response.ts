@@ -22,12 +22,13 @@ import {
 } from './shared.js';
 import type { EncodedBody } from './infer-request.js';
 import type { InferResponse, InferResponseOutput } from './message.js';
-import { elementCount, type Tensor } from './tensor.js';
+import { elementCount, type PackedTensor, type Tensor } from './tensor.js';
 import type { InferOutputJson, InferResponseJson, Parameters } from './wire.js';
 
 /** One output of a response to encode (server side). */
 export interface ResponseOutput {
-  readonly tensor: Tensor;
+  /** The output (BYTES data as `Uint8Array`s or a `BytesList`). */
+  readonly tensor: Tensor | PackedTensor;
   /** Put the data in the binary tail (`true`) or in JSON `data` (`false`). */
   readonly binary: boolean;
   /** Leave the data out entirely (the output was written to shared memory). */

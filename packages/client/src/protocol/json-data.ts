@@ -9,6 +9,7 @@
  * JSON was parsed with `parseJson` (large values arrive as `bigint`).
  * @packageDocumentation
  */
+import { BytesList } from './bytes-list.js';
 import { bytesToStrings } from './bytes.js';
 import type { Datatype, TensorData } from './datatypes.js';
 import { ProtocolError } from './errors.js';
@@ -40,7 +41,7 @@ function bigintToJson(v: bigint): number | bigint {
  */
 export function tensorDataToJson(
   datatype: Datatype,
-  data: TensorData,
+  data: TensorData | BytesList,
   side: TensorSide = 'input',
   name = '',
 ): JsonElement[] {
@@ -51,7 +52,7 @@ export function tensorDataToJson(
     case 'BOOL':
       return Array.from(data as Uint8Array, (v) => v !== 0);
     case 'BYTES':
-      return bytesToStrings(data as Uint8Array[], { fatal: true });
+      return bytesToStrings(data as Uint8Array[] | BytesList, { fatal: true });
     case 'INT64':
     case 'UINT64':
       return Array.from(data as BigInt64Array, bigintToJson);
@@ -161,6 +162,39 @@ function converterFor(datatype: Exclude<Datatype, 'BYTES' | 'FP16' | 'BF16'>): C
   }
 }
 
+/**
+ * The strings of a BYTES `data` array (flat or nested), in document order; a non-string leaf is
+ * refused with Triton's message ("Unable to parse JSON bytes array: attempt to access JSON non-string
+ * as string"). The strings are the parsed document's own (no copy).
+ */
+function jsonStrings(json: readonly unknown[], nested: boolean): readonly string[] {
+  const notString = (): ProtocolError =>
+    new ProtocolError('INVALID_VALUE', `Unable to parse JSON bytes array: ${TRITON_JSON.notString}`);
+  if (!nested) {
+    for (const v of json) if (typeof v !== 'string') throw notString();
+    return json as readonly string[];
+  }
+  const out: string[] = [];
+  walkLeaves(json, (v) => {
+    if (typeof v !== 'string') throw notString();
+    out.push(v);
+  });
+  return out;
+}
+
+/**
+ * A BYTES JSON `data` array (flat or nested) packed into a {@link BytesList}: the strings' UTF-8
+ * bytes in one buffer, without an object per element. Checks and messages as
+ * {@link tensorDataFromJson} for BYTES (the element count is left to the model's checks).
+ * @throws ProtocolError `INVALID_VALUE`
+ */
+export function bytesListFromJson(json: unknown): BytesList {
+  if (!Array.isArray(json)) {
+    throw new ProtocolError('INVALID_VALUE', `${DATA}: ${TRITON_JSON.notArray}`);
+  }
+  return BytesList.from(jsonStrings(json, json.some(Array.isArray)));
+}
+
 const TYPED_ARRAYS = {
   BOOL: Uint8Array,
   UINT8: Uint8Array,
@@ -212,23 +246,12 @@ export function tensorDataFromJson<D extends Datatype>(
 
   if (type === 'BYTES') {
     const encoder = new TextEncoder();
-    const out: Uint8Array[] = [];
-    const visit = (v: unknown): void => {
-      if (typeof v !== 'string') {
-        throw new ProtocolError(
-          'INVALID_VALUE',
-          `Unable to parse JSON bytes array: ${TRITON_JSON.notString}`,
-        );
-      }
-      out.push(encoder.encode(v));
-    };
-    if (nested) walkLeaves(json, visit);
-    else for (const v of json as unknown[]) visit(v);
+    const strings = jsonStrings(json, nested);
     // A response's element count is the sender's promise; a request's is checked by the model.
-    if (side === 'output' && expectedCount !== undefined && out.length !== expectedCount) {
+    if (side === 'output' && expectedCount !== undefined && strings.length !== expectedCount) {
       throw new ProtocolError('ELEMENT_COUNT_MISMATCH', `${DATA}: ${SHAPE_MESSAGE}`);
     }
-    return out as TensorData<D>;
+    return strings.map((v) => encoder.encode(v)) as TensorData<D>;
   }
 
   const fixed = type;

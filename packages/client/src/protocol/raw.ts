@@ -6,6 +6,7 @@
  * @packageDocumentation
  */
 import { endianness } from 'node:os';
+import { BytesList } from './bytes-list.js';
 import { deserializeBytesTensor, serializeByteTensor, type BytesElement } from './bytes.js';
 import { DATATYPE_BYTE_SIZE, type Datatype, type FixedSizeDatatype, type TensorData } from './datatypes.js';
 import { ProtocolError } from './errors.js';
@@ -34,12 +35,14 @@ const CONSTRUCTORS: Readonly<Record<FixedSizeDatatype, TypedArrayConstructor>> =
 
 /**
  * The raw wire bytes of tensor data. For fixed-size datatypes this is a zero-copy view of the typed
- * array's memory; for `BYTES` (given as `Uint8Array`s or strings) it is the length-prefixed layout.
+ * array's memory; for `BYTES` it is the length-prefixed layout (a {@link BytesList}'s own memory, or
+ * built from `Uint8Array`s or strings).
  */
 export function tensorDataToBytes(
   datatype: Datatype,
-  data: TensorData | readonly BytesElement[],
+  data: TensorData | BytesList | readonly BytesElement[],
 ): Uint8Array {
+  if (BytesList.isBytesList(data)) return data.serialized;
   if (datatype === 'BYTES' || Array.isArray(data))
     return serializeByteTensor(data as readonly BytesElement[]);
   const typed = data as Exclude<TensorData, Uint8Array[]>;
@@ -81,7 +84,11 @@ export function tensorDataFromBytes<D extends Datatype>(
 }
 
 /** Byte size of the raw form of tensor data (BYTES: including the length prefixes). */
-export function rawByteSize(datatype: Datatype, data: TensorData | readonly BytesElement[]): number {
+export function rawByteSize(
+  datatype: Datatype,
+  data: TensorData | BytesList | readonly BytesElement[],
+): number {
+  if (BytesList.isBytesList(data)) return data.byteLength;
   if (datatype === 'BYTES' || Array.isArray(data)) {
     let n = 0;
     for (const e of data as readonly BytesElement[])

@@ -2,6 +2,7 @@
  * The tensor value shared by the client, the codec and the embedded server.
  * @packageDocumentation
  */
+import type { BytesList } from './bytes-list.js';
 import type { Datatype, TensorData } from './datatypes.js';
 
 /**
@@ -15,6 +16,24 @@ export interface Tensor<D extends Datatype = Datatype> {
   readonly datatype: D;
   readonly shape: readonly number[];
   readonly data: TensorData<D>;
+}
+
+/** Data of a fixed-size datatype: a typed array. */
+export type FixedTensorData = Exclude<TensorData, Uint8Array[]>;
+
+/**
+ * Tensor data in the packed form: a typed array, or for `BYTES` a {@link BytesList} (one buffer)
+ * instead of one `Uint8Array` per element. The embedded server's tensors are packed; the encoders of
+ * this package accept both forms.
+ */
+export type PackedTensorData = FixedTensorData | BytesList;
+
+/** A tensor whose data is in the packed form ({@link PackedTensorData}). */
+export interface PackedTensor {
+  readonly name: string;
+  readonly datatype: Datatype;
+  readonly shape: readonly number[];
+  readonly data: PackedTensorData;
 }
 
 /** Number of elements a shape holds (1 for a scalar shape `[]`). */

@@ -6,15 +6,15 @@
  * @packageDocumentation
  */
 import {
+  BytesList,
   CLASSIFICATION_DATATYPES,
   classifyRow,
-  type Tensor,
+  type FixedTensorData,
+  type PackedTensor,
   type TensorData,
 } from '@tritonserver-ts/client/protocol';
 
 import { invalidArg, toServerError } from './errors.js';
-
-const encoder = new TextEncoder();
 
 /** Triton's limit on the elements of one classified row (a batch item, or the whole tensor). */
 export const MAX_CLASSIFICATION_ELEMENTS = 1_000_000;
@@ -31,11 +31,11 @@ export const MAX_CLASSIFICATION_ELEMENTS = 1_000_000;
  *   rows of more than 1,000,000 elements ("classification output tensor too large").
  */
 export function classify(
-  tensor: Tensor,
+  tensor: PackedTensor,
   count: number,
   batched: boolean,
   labels: readonly string[] | undefined,
-): Tensor<'BYTES'> {
+): PackedTensor {
   if (!Number.isSafeInteger(count) || count <= 0) {
     throw invalidArg(`classification count for output '${tensor.name}' must be a positive integer`);
   }
@@ -48,19 +48,20 @@ export function classify(
     }
   }
   const rows = batched ? (tensor.shape[0] ?? 0) : 1;
-  const data = tensor.data as Exclude<TensorData, Uint8Array[]>;
+  const data = tensor.data as FixedTensorData;
   const classes = rows === 0 ? 0 : data.length / rows;
   // Triton (26.02+) bounds the elements sorted per row.
   if (classes > MAX_CLASSIFICATION_ELEMENTS) throw invalidArg('classification output tensor too large');
   const k = Math.min(count, classes);
-  const out: Uint8Array[] = [];
+  const out: string[] = [];
   try {
     for (let r = 0; r < rows; r++) {
       const row = data.subarray(r * classes, (r + 1) * classes) as TensorData;
-      for (const entry of classifyRow(tensor.datatype, row, k, labels)) out.push(encoder.encode(entry));
+      for (const entry of classifyRow(tensor.datatype, row, k, labels)) out.push(entry);
     }
   } catch (error) {
     throw toServerError(error);
   }
-  return { name: tensor.name, datatype: 'BYTES', shape: batched ? [rows, k] : [k], data: out };
+  const shape = batched ? [rows, k] : [k];
+  return { name: tensor.name, datatype: 'BYTES', shape, data: BytesList.from(out) };
 }

@@ -6,6 +6,7 @@
  * @packageDocumentation
  */
 import {
+  BytesList,
   DATATYPE_BYTE_SIZE,
   elementCount,
   isDatatype,
@@ -13,7 +14,8 @@ import {
   tensorDataToBytes,
   datatypeFromModelConfig,
   type Datatype,
-  type Tensor,
+  type PackedTensor,
+  type PackedTensorData,
   type TensorData,
 } from '@tritonserver-ts/client/protocol';
 
@@ -95,7 +97,7 @@ function rawInput(config: ModelConfig, raw: Uint8Array, prefix: string): CoreInf
         `${prefix}For BYTE datatype raw input '${echo(input.name)}', the model must have input shape [1]`,
       );
     }
-    return { name: input.name, datatype, shape, data: [raw] };
+    return { name: input.name, datatype, shape, data: BytesList.from([raw]) };
   }
   const size = raw.byteLength;
   const elem = DATATYPE_BYTE_SIZE[datatype];
@@ -114,13 +116,15 @@ function decodeRaw(
   count: number,
   name: string,
   model: string,
-): TensorData {
+): PackedTensorData {
   if (datatype !== 'BYTES' && bytes.byteLength !== count * DATATYPE_BYTE_SIZE[datatype]) {
     throw invalidArg(
       `input byte size mismatch for input '${echo(name)}' for model '${model}'. Expected ${count * DATATYPE_BYTE_SIZE[datatype]}, got ${bytes.byteLength}`,
     );
   }
   try {
+    // BYTES: a view of the wire bytes (one buffer, never an object per element; issue 23).
+    if (datatype === 'BYTES') return BytesList.fromSerialized(bytes, count, `input '${name}'`);
     return tensorDataFromBytes(datatype, bytes, count, `input '${name}'`);
   } catch (error) {
     // Serialized BYTES (raw, binary or shared memory) whose element count differs from the shape:
@@ -135,8 +139,9 @@ function decodeRaw(
   }
 }
 
-function dataLength(data: TensorData): number {
-  return Array.isArray(data) ? data.length : data.length;
+/** The packed form of an input's data: BYTES given one `Uint8Array` per element are packed. */
+function packed(data: TensorData | BytesList): PackedTensorData {
+  return Array.isArray(data) ? BytesList.from(data) : data;
 }
 
 /**
@@ -321,7 +326,7 @@ export function prepareRequest(
   }
 
   // Datatype, shape, data size; build the tensors handed to the scheduler.
-  const tensors = new Map<string, Tensor>();
+  const tensors = new Map<string, PackedTensor>();
   for (const input of inputs) {
     const cfg = inputByName.get(input.name) as ModelInput;
     const expected = modelDatatype(cfg);
@@ -349,7 +354,7 @@ export function prepareRequest(
       );
     }
     const count = elementCount(input.shape);
-    let data: TensorData;
+    let data: PackedTensorData;
     if (input.sharedMemory !== undefined) {
       const bytes = options.sharedMemoryInputs?.get(input.sharedMemory);
       if (bytes === undefined) throw internal(`input '${echo(input.name)}' in shared memory was not read`);
@@ -357,8 +362,8 @@ export function prepareRequest(
     } else if (input.raw !== undefined) {
       data = decodeRaw(expected, input.raw, count, input.name, model);
     } else if (input.data !== undefined) {
-      data = input.data;
-      const n = dataLength(data);
+      data = packed(input.data);
+      const n = data.length;
       if (n !== count) {
         if (expected === 'BYTES') {
           throw invalidArg(
@@ -487,7 +492,7 @@ function buildResponse(
   serving: ServingVersion,
   request: CoreInferRequest,
   prepared: PreparedRequest,
-  produced: ReadonlyMap<string, Tensor>,
+  produced: ReadonlyMap<string, PackedTensor>,
   options: InferOptions,
   partial: boolean,
 ): CoreInferResponse {

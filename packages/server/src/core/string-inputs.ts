@@ -6,9 +6,7 @@
  * request joins a batch (a batch-time failure would fail the other requests of the batch too).
  * @packageDocumentation
  */
-import { isUtf8 } from 'node:buffer';
-
-import type { TensorData } from '@tritonserver-ts/client/protocol';
+import { BytesList, type PackedTensorData } from '@tritonserver-ts/client/protocol';
 
 import { invalidArg } from './errors.js';
 
@@ -23,19 +21,16 @@ const TEXT_ONLY_BACKENDS: ReadonlySet<string> = new Set(['onnxruntime']);
  */
 export function checkStringInput(
   backend: string,
-  data: TensorData,
+  data: PackedTensorData,
   input: string,
   model: string,
   prefix: string,
 ): void {
-  if (!TEXT_ONLY_BACKENDS.has(backend) || !Array.isArray(data)) return;
-  const elements = data as readonly Uint8Array[];
-  for (let i = 0; i < elements.length; i++) {
-    const element = elements[i] as Uint8Array;
-    if (!isUtf8(element)) {
-      throw invalidArg(
-        `${prefix}element ${i} of BYTES input '${input}' for model '${model}' is not valid UTF-8: the onnxruntime backend of tritonserver-ts passes strings to ONNX Runtime as text, so it accepts UTF-8 only`,
-      );
-    }
+  if (!TEXT_ONLY_BACKENDS.has(backend) || !BytesList.isBytesList(data)) return;
+  const i = data.firstInvalidUtf8();
+  if (i >= 0) {
+    throw invalidArg(
+      `${prefix}element ${i} of BYTES input '${input}' for model '${model}' is not valid UTF-8: the onnxruntime backend of tritonserver-ts passes strings to ONNX Runtime as text, so it accepts UTF-8 only`,
+    );
   }
 }

@@ -3,7 +3,7 @@
  * hand them over (already decoded from the wire), model states and index entries.
  * @packageDocumentation
  */
-import type { SharedMemoryRef, Tensor, TensorData } from '@tritonserver-ts/client/protocol';
+import type { BytesList, PackedTensor, SharedMemoryRef, TensorData } from '@tritonserver-ts/client/protocol';
 
 import type { ServerError } from './errors.js';
 
@@ -24,8 +24,11 @@ export interface CoreInferInput {
   /** The datatype string as sent (validated against the model by the core). */
   readonly datatype: string;
   readonly shape: readonly number[];
-  /** Decoded data; absent when the input is in shared memory or given as {@link CoreInferInput.raw}. */
-  readonly data?: TensorData;
+  /**
+   * Decoded data; absent when the input is in shared memory or given as {@link CoreInferInput.raw}.
+   * BYTES: a `BytesList` (one buffer, as the front ends decode it) or one `Uint8Array` per element.
+   */
+  readonly data?: TensorData | BytesList;
   /**
    * The input's raw wire bytes (gRPC `raw_input_contents`, or typed `contents` serialised), decoded
    * by the core against the model's datatype and the shape, with Triton's byte-size message.
@@ -118,8 +121,11 @@ export interface CoreStreamResponse {
 
 /** One output of a response. */
 export interface CoreInferOutput {
-  /** The tensor (for classification: the BYTES class strings). Data is empty when written to shared memory. */
-  readonly tensor: Tensor;
+  /**
+   * The tensor (for classification: the BYTES class strings). BYTES data is a `BytesList` (one
+   * buffer in Triton's length-prefixed layout; `toArray()` / `toStrings()` give the elements).
+   */
+  readonly tensor: PackedTensor;
   /** Set when the output was written to shared memory (the response then carries no data). */
   readonly sharedMemory?: SharedMemoryRef;
   /** The name as requested (equal to `tensor.name`). */

@@ -55,7 +55,7 @@ export function decodeHttpInferRequest(
   const header = headers[INFERENCE_HEADER_CONTENT_LENGTH] ?? null;
   if (encoding === undefined && options.jsonDecoder?.goesOffThread(raw, header) !== true) {
     try {
-      return decodeInferRequest(raw, header, { modelName });
+      return decodeInferRequest(raw, header, { modelName, packBytes: true });
     } catch (error) {
       throw toServerError(error);
     }
@@ -75,7 +75,7 @@ async function decodeLater(
   try {
     return options.jsonDecoder !== undefined
       ? await options.jsonDecoder.decode(body, header, modelName)
-      : decodeInferRequest(body, header, { modelName });
+      : decodeInferRequest(body, header, { modelName, packBytes: true });
   } catch (error) {
     throw toServerError(error);
   }

@@ -16,7 +16,7 @@ import {
 } from '@tritonserver-ts/client/protocol';
 
 import { startWorkerModule } from '../worker-module.js';
-import type { DecodeAnswer, DecodeJob } from './json-decode-worker.js';
+import { fromWireInput, type DecodeAnswer, type DecodeJob } from './json-decode-worker.js';
 
 /** JSON parts larger than this are decoded off the main thread. */
 export const OFF_THREAD_JSON_BYTES = 1024 * 1024;
@@ -73,7 +73,7 @@ export class OffThreadJsonDecoder {
     modelName: string,
   ): Promise<DecodedInferRequest | RawInferRequest> {
     try {
-      return Promise.resolve(decodeInferRequest(body, header, { modelName }));
+      return Promise.resolve(decodeInferRequest(body, header, { modelName, packBytes: true }));
     } catch (error) {
       return Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
@@ -125,8 +125,12 @@ export class OffThreadJsonDecoder {
         worker.unref();
         this.#stopWhenIdle(worker);
       }
-      if (answer.ok) pending.resolve(answer.request);
-      else if (answer.error.name === 'ProtocolError' && answer.error.code !== undefined) {
+      if (answer.ok) {
+        const request = answer.request;
+        pending.resolve(
+          request.kind === 'json' ? { ...request, inputs: request.inputs.map(fromWireInput) } : request,
+        );
+      } else if (answer.error.name === 'ProtocolError' && answer.error.code !== undefined) {
         const { code, message, status } = answer.error;
         pending.reject(
           new ProtocolError(

@@ -21,7 +21,7 @@
  *   at the same position.
  * @packageDocumentation
  */
-import type { Tensor } from '@tritonserver-ts/client/protocol';
+import type { PackedTensor } from '@tritonserver-ts/client/protocol';
 
 import type { BatchInput, ModelConfig } from '../repository/model-config.js';
 import { BackendError } from './errors.js';
@@ -48,7 +48,7 @@ export function batchInputTensor(
   b: BatchInput,
   name: string,
   sourceShapes: readonly (readonly number[])[],
-): Tensor {
+): PackedTensor {
   const counts = sourceShapes.map(product);
   let shape: number[];
   let values: number[];

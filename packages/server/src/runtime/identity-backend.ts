@@ -9,8 +9,8 @@
  * instance i sleep `execute_delay_ms × (1 + m × i)`.
  * @packageDocumentation
  */
-import type { Tensor, TensorData } from '@tritonserver-ts/client/protocol';
-import { datatypeFromModelConfig } from '@tritonserver-ts/client/protocol';
+import type { PackedTensor, PackedTensorData } from '@tritonserver-ts/client/protocol';
+import { BytesList, datatypeFromModelConfig } from '@tritonserver-ts/client/protocol';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import type { ModelConfig } from '../repository/model-config.js';
@@ -77,9 +77,9 @@ export function identityPairs(config: ModelConfig): [string, string][] {
   return pairs;
 }
 
-function copyData(data: TensorData): TensorData {
-  if (Array.isArray(data)) return data.map((b) => new Uint8Array(b));
-  return data.slice();
+/** A copy of the data (BYTES: one copy of its buffer). */
+function copyData(data: PackedTensorData): PackedTensorData {
+  return BytesList.isBytesList(data) ? data.copy() : data.slice();
 }
 
 /** Creates one identity instance. @throws BackendError `INSTANCE_CREATION_FAILED` */
@@ -115,7 +115,7 @@ class IdentityInstance implements RuntimeModelInstance {
     this.#delayMs = delay * (1 + multiplier * spec.index);
   }
 
-  async execute(inputs: ReadonlyMap<string, Tensor>): Promise<ExecutionResult> {
+  async execute(inputs: ReadonlyMap<string, PackedTensor>): Promise<ExecutionResult> {
     if (this.#disposed)
       throw new BackendError('INSTANCE_DISPOSED', `instance '${this.name}' has been disposed`);
     const t0 = process.hrtime.bigint();
@@ -127,7 +127,7 @@ class IdentityInstance implements RuntimeModelInstance {
         );
       }
     }
-    const outputs = new Map<string, Tensor>();
+    const outputs = new Map<string, PackedTensor>();
     for (const [inputName, outputName] of this.#pairs) {
       const tensor = inputs.get(inputName);
       if (tensor === undefined) {

@@ -10,7 +10,7 @@
  * any `cpu_execution_accelerator` is refused like Triton does for accelerators it does not have.
  * @packageDocumentation
  */
-import type { Datatype, Tensor } from '@tritonserver-ts/client/protocol';
+import type { Datatype, PackedTensor } from '@tritonserver-ts/client/protocol';
 import { datatypeFromModelConfig } from '@tritonserver-ts/client/protocol';
 import ort from 'onnxruntime-node';
 import { basename } from 'node:path';
@@ -307,7 +307,7 @@ class OnnxRuntimeInstance implements RuntimeModelInstance {
     this.#scattered = new Set(spec.config.batch_output.flatMap((b) => b.target_name));
   }
 
-  async execute(inputs: ReadonlyMap<string, Tensor>): Promise<ExecutionResult> {
+  async execute(inputs: ReadonlyMap<string, PackedTensor>): Promise<ExecutionResult> {
     const session = this.#session;
     if (session === undefined)
       throw new BackendError('INSTANCE_DISPOSED', `instance '${this.name}' has been disposed`);
@@ -405,7 +405,7 @@ class OnnxRuntimeInstance implements RuntimeModelInstance {
     }
     const t2 = process.hrtime.bigint();
 
-    const outputs = new Map<string, Tensor>();
+    const outputs = new Map<string, PackedTensor>();
     for (const { io, datatype } of this.#outputs) {
       const value = results[io.name];
       if (value === undefined)

@@ -7,11 +7,16 @@
  * | INT8…INT64, UINT8…UINT64 | int8…uint64 | same typed array (64-bit as BigInt64Array / BigUint64Array) |
  * | FP16 | float16 | Uint16Array of raw half bits |
  * | FP32 / FP64 | float32 / float64 | Float32Array / Float64Array |
- * | BYTES | string | `Uint8Array[]` ⇄ `string[]` (UTF-8; elements must be valid UTF-8) |
+ * | BYTES | string | `BytesList` ⇄ `string[]` (UTF-8; elements must be valid UTF-8) |
  * | BF16 | — | not supported by onnxruntime-node (use the identity backend) |
+ *
+ * BYTES are the one datatype converted element by element: onnxruntime-node takes and gives string
+ * tensors as one JavaScript string per element (and copies each into a `std::string`), so an
+ * execution of n string elements costs some tens of bytes per element on top of the bytes, in the
+ * thread that runs the session, for as long as it runs. Everywhere else a BYTES tensor is one buffer.
  * @packageDocumentation
  */
-import type { Datatype, Tensor } from '@tritonserver-ts/client/protocol';
+import { BytesList, type Datatype, type PackedTensor } from '@tritonserver-ts/client/protocol';
 import ort from 'onnxruntime-node';
 
 import { BackendError } from './errors.js';
@@ -38,15 +43,12 @@ export const ORT_TO_DATATYPE: Readonly<Record<string, Datatype>> = Object.fromEn
   Object.entries(DATATYPE_TO_ORT).map(([k, v]) => [v, k as Datatype]),
 );
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-const encoder = new TextEncoder();
-
 /**
  * Builds an ORT tensor from a protocol tensor, with `shape` (which may differ from the tensor's
  * own shape for reshaped inputs).
  * @throws BackendError `INVALID_EXECUTION_INPUT` for BF16 or non-UTF-8 BYTES
  */
-export function toOrtTensor(tensor: Tensor, shape: readonly number[]): ort.Tensor {
+export function toOrtTensor(tensor: PackedTensor, shape: readonly number[]): ort.Tensor {
   const type = DATATYPE_TO_ORT[tensor.datatype];
   if (type === undefined) {
     throw new BackendError(
@@ -55,18 +57,15 @@ export function toOrtTensor(tensor: Tensor, shape: readonly number[]): ort.Tenso
     );
   }
   if (tensor.datatype === 'BYTES') {
-    const elements = tensor.data as Uint8Array[];
-    const strings = elements.map((bytes, i) => {
-      try {
-        return utf8.decode(bytes);
-      } catch {
-        throw new BackendError(
-          'INVALID_EXECUTION_INPUT',
-          `element ${i} of BYTES input '${tensor.name}' is not valid UTF-8 (the onnxruntime backend passes BYTES as strings)`,
-        );
-      }
-    });
-    return new ort.Tensor('string', strings, [...shape]);
+    const elements = tensor.data as BytesList;
+    const bad = elements.firstInvalidUtf8();
+    if (bad >= 0) {
+      throw new BackendError(
+        'INVALID_EXECUTION_INPUT',
+        `element ${bad} of BYTES input '${tensor.name}' is not valid UTF-8 (the onnxruntime backend passes BYTES as strings)`,
+      );
+    }
+    return new ort.Tensor('string', elements.toStrings(), [...shape]);
   }
   return new ort.Tensor(type, tensor.data as ort.Tensor.DataTypeMap[typeof type], [...shape]);
 }
@@ -75,7 +74,7 @@ export function toOrtTensor(tensor: Tensor, shape: readonly number[]): ort.Tenso
  * Converts an ORT output to a protocol tensor.
  * @throws BackendError `EXECUTION_FAILED` for ORT types the protocol cannot carry
  */
-export function fromOrtTensor(name: string, value: ort.Tensor): Tensor {
+export function fromOrtTensor(name: string, value: ort.Tensor): PackedTensor {
   const datatype = ORT_TO_DATATYPE[value.type];
   if (datatype === undefined) {
     throw new BackendError(
@@ -85,8 +84,7 @@ export function fromOrtTensor(name: string, value: ort.Tensor): Tensor {
   }
   const shape = value.dims.map(Number);
   if (datatype === 'BYTES') {
-    const strings = value.data as string[];
-    return { name, datatype, shape, data: strings.map((s) => encoder.encode(s)) };
+    return { name, datatype, shape, data: BytesList.from(value.data as string[]) };
   }
-  return { name, datatype, shape, data: value.data as Tensor['data'] };
+  return { name, datatype, shape, data: value.data as PackedTensor['data'] };
 }

@@ -6,7 +6,7 @@
  * which instance runs it.
  * @packageDocumentation
  */
-import type { Tensor } from '@tritonserver-ts/client/protocol';
+import type { PackedTensor } from '@tritonserver-ts/client/protocol';
 
 /** Nanosecond timings of one execution, split like Triton's compute_input / compute_infer / compute_output. */
 export interface ExecutionTimings {
@@ -20,7 +20,7 @@ export interface ExecutionTimings {
 
 /** The result of one execution: every model output, keyed by name, plus its timings. */
 export interface ExecutionResult {
-  readonly outputs: ReadonlyMap<string, Tensor>;
+  readonly outputs: ReadonlyMap<string, PackedTensor>;
   readonly timings: ExecutionTimings;
 }
 
@@ -37,7 +37,7 @@ export interface ModelInstance {
    * Runs the model on `inputs` (already batched: the batch dimension, when the model has one, is
    * the first dim of every input). Returns all model outputs.
    */
-  execute(inputs: ReadonlyMap<string, Tensor>): Promise<ExecutionResult>;
+  execute(inputs: ReadonlyMap<string, PackedTensor>): Promise<ExecutionResult>;
   /**
    * The per-request path (Python backend): when present, the scheduler hands the instance the
    * batch's requests as they are (never concatenated) instead of calling {@link execute}. The
@@ -60,7 +60,7 @@ export interface ModelInstance {
 /** One response of an {@link InstanceRequest}: outputs, or an error for this request only. */
 export interface InstanceResponse {
   /** The response's output tensors (absent for an error, or for a final flag sent without a response). */
-  readonly outputs?: ReadonlyMap<string, Tensor>;
+  readonly outputs?: ReadonlyMap<string, PackedTensor>;
   /** This request's error (typically the core's `ServerError`). */
   readonly error?: Error;
   /** The request's last response (Triton's `TRITONSERVER_RESPONSE_COMPLETE_FINAL`). */
@@ -69,7 +69,7 @@ export interface InstanceResponse {
 
 /** One request as the per-request path ({@link ModelInstance.executeRequests}) sees it. */
 export interface InstanceRequest {
-  readonly inputs: ReadonlyMap<string, Tensor>;
+  readonly inputs: ReadonlyMap<string, PackedTensor>;
   /** The outputs the client asked for (all outputs of the config when it asked for none). */
   readonly requestedOutputs: readonly string[];
   /** The request id ('' when none). */

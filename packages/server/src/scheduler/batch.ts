@@ -1,23 +1,31 @@
 /**
  * Combining requests into one batch along dim 0, and splitting a batch's outputs back per request.
  *
- * Each input is concatenated with one allocation (a typed array of the total length, or one array of
- * BYTES element references); outputs are split as zero-copy `subarray` views (BYTES: one `slice` of
- * element references per request).
+ * Each input is concatenated with one allocation (a typed array of the total length, or one buffer of
+ * BYTES elements); outputs are split as zero-copy views (`subarray`, BYTES: `BytesList.slice`).
  * @packageDocumentation
  */
-import type { Tensor, TensorData } from '@tritonserver-ts/client/protocol';
+import {
+  BytesList,
+  type FixedTensorData,
+  type PackedTensor,
+  type PackedTensorData,
+} from '@tritonserver-ts/client/protocol';
 
 import { ServerError } from '../core/errors.js';
 
-type FixedArray = Exclude<TensorData, Uint8Array[]>;
-type FixedArrayCtor = new (length: number) => FixedArray;
+type FixedArrayCtor = new (length: number) => FixedTensorData;
+
+/** Elements `from` to `to` (exclusive) of tensor data, as a view of the same memory. */
+export function sliceData(data: PackedTensorData, from: number, to: number): PackedTensorData {
+  return BytesList.isBytesList(data) ? data.slice(from, to) : data.subarray(from, to);
+}
 
 /**
  * The key under which requests may share a batch: every input's name, datatype and non-batch dims.
  * Triton only batches requests whose inputs agree on everything but the batch dimension.
  */
-export function batchCompatibilityKey(inputs: ReadonlyMap<string, Tensor>): string {
+export function batchCompatibilityKey(inputs: ReadonlyMap<string, PackedTensor>): string {
   const parts: string[] = [];
   for (const [name, t] of [...inputs.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     parts.push(`${name}\u0000${t.datatype}\u0000${t.shape.slice(1).join('x')}`);
@@ -30,13 +38,15 @@ export function batchCompatibilityKey(inputs: ReadonlyMap<string, Tensor>): stri
  * datatypes and non-batch dims (see {@link batchCompatibilityKey}). A single request is passed through
  * untouched.
  */
-export function concatInputs(requests: readonly ReadonlyMap<string, Tensor>[]): ReadonlyMap<string, Tensor> {
+export function concatInputs(
+  requests: readonly ReadonlyMap<string, PackedTensor>[],
+): ReadonlyMap<string, PackedTensor> {
   const first = requests[0];
   if (first === undefined) throw new ServerError('INTERNAL', 'cannot form an empty batch');
   if (requests.length === 1) return first;
-  const out = new Map<string, Tensor>();
+  const out = new Map<string, PackedTensor>();
   for (const [name, head] of first) {
-    const parts: Tensor[] = [];
+    const parts: PackedTensor[] = [];
     let rows = 0;
     let elements = 0;
     for (const inputs of requests) {
@@ -49,20 +59,15 @@ export function concatInputs(requests: readonly ReadonlyMap<string, Tensor>[]): 
       elements += t.data.length;
     }
     const shape = [rows, ...head.shape.slice(1)];
-    let data: TensorData;
-    if (Array.isArray(head.data)) {
-      const all: Uint8Array[] = new Array<Uint8Array>(elements);
-      let at = 0;
-      for (const p of parts) {
-        for (const e of p.data as Uint8Array[]) all[at++] = e;
-      }
-      data = all;
+    let data: PackedTensorData;
+    if (BytesList.isBytesList(head.data)) {
+      data = BytesList.concat(parts.map((p) => p.data as BytesList));
     } else {
       const Ctor = head.data.constructor as FixedArrayCtor;
       const all = new Ctor(elements);
       let at = 0;
       for (const p of parts) {
-        const src = p.data as FixedArray;
+        const src = p.data as FixedTensorData;
         (all as { set(a: ArrayLike<number | bigint>, offset: number): void }).set(src, at);
         at += src.length;
       }
@@ -78,12 +83,12 @@ export function concatInputs(requests: readonly ReadonlyMap<string, Tensor>[]): 
  * `sum(rows)` rows. A single request gets the outputs untouched.
  */
 export function splitOutputs(
-  outputs: ReadonlyMap<string, Tensor>,
+  outputs: ReadonlyMap<string, PackedTensor>,
   rows: readonly number[],
-): ReadonlyMap<string, Tensor>[] {
+): ReadonlyMap<string, PackedTensor>[] {
   if (rows.length === 1) return [outputs];
   const total = rows.reduce((a, b) => a + b, 0);
-  const result: Map<string, Tensor>[] = rows.map(() => new Map<string, Tensor>());
+  const result: Map<string, PackedTensor>[] = rows.map(() => new Map<string, PackedTensor>());
   for (const [name, t] of outputs) {
     const batch = t.shape[0];
     if (batch !== total) {
@@ -99,12 +104,11 @@ export function splitOutputs(
       const r = rows[i] ?? 0;
       const from = start * perRow;
       const to = (start + r) * perRow;
-      const data = Array.isArray(t.data) ? t.data.slice(from, to) : t.data.subarray(from, to);
-      (result[i] as Map<string, Tensor>).set(name, {
+      (result[i] as Map<string, PackedTensor>).set(name, {
         name,
         datatype: t.datatype,
         shape: [r, ...tail],
-        data,
+        data: sliceData(t.data, from, to),
       });
       start += r;
     }

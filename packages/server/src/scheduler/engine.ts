@@ -4,7 +4,7 @@
  * all instances concurrently), splits outputs back, records statistics and settles each request.
  * @packageDocumentation
  */
-import type { Tensor } from '@tritonserver-ts/client/protocol';
+import type { PackedTensor } from '@tritonserver-ts/client/protocol';
 
 import { ServerError } from '../core/errors.js';
 import type { ExecutionTimings, InstanceRequest, ModelInstance } from '../runtime/types.js';
@@ -37,7 +37,7 @@ type Settle = () => void;
 interface Finished {
   readonly entries: readonly QueuedRequest[];
   /** Each request's outputs; `undefined` when the execution failed with `failure`. */
-  readonly parts: readonly ReadonlyMap<string, Tensor>[] | undefined;
+  readonly parts: readonly ReadonlyMap<string, PackedTensor>[] | undefined;
   readonly failure: ServerError | undefined;
   /** Execution start, and its end (after the outputs were split). */
   readonly start: bigint;
@@ -317,7 +317,7 @@ export class SchedulingEngine implements Scheduler {
       const result = await instance.execute(inputs);
       const t1 = this.clock();
       // One request of a plain model: its outputs are the execution's (splitting one part is a no-op).
-      const parts: readonly ReadonlyMap<string, Tensor>[] =
+      const parts: readonly ReadonlyMap<string, PackedTensor>[] =
         requestInputs === undefined
           ? [result.outputs]
           : this.layout !== undefined
@@ -382,7 +382,7 @@ export class SchedulingEngine implements Scheduler {
         queueNs: start - e.enqueuedAt > 0n ? start - e.enqueuedAt : 0n,
         timings,
       });
-      e.resolve({ outputs: parts[i] as ReadonlyMap<string, Tensor> });
+      e.resolve({ outputs: parts[i] as ReadonlyMap<string, PackedTensor> });
     }
     for (let i = 0; i < entries.length; i++) this.finishOne();
   }
@@ -396,7 +396,12 @@ export class SchedulingEngine implements Scheduler {
     let timings: ExecutionTimings | undefined;
     const early: Settle[] = [];
     const done = entries.map(() => false);
-    const settle = (i: number, entry: QueuedRequest, outputs: ReadonlyMap<string, Tensor>, error?: Error) => {
+    const settle = (
+      i: number,
+      entry: QueuedRequest,
+      outputs: ReadonlyMap<string, PackedTensor>,
+      error?: Error,
+    ) => {
       const run: Settle = () => {
         if (error !== undefined) {
           const failure = SchedulerRejection.executionFailed(error);
@@ -428,7 +433,7 @@ export class SchedulingEngine implements Scheduler {
     };
     const requests: InstanceRequest[] = entries.map((entry, i) => {
       const r = entry.request;
-      let last: ReadonlyMap<string, Tensor> = new Map();
+      let last: ReadonlyMap<string, PackedTensor> = new Map();
       return {
         inputs: r.inputs,
         requestedOutputs: r.requestedOutputs ?? [],

@@ -13,7 +13,7 @@
  * a failure counts under `reason="OTHER"`. Ensemble requests are not in the pending gauge.
  * @packageDocumentation
  */
-import type { Tensor } from '@tritonserver-ts/client/protocol';
+import type { PackedTensor } from '@tritonserver-ts/client/protocol';
 
 import { echo } from '../core/echo.js';
 import { ServerError, toServerError } from '../core/errors.js';
@@ -40,7 +40,7 @@ export interface EnsembleSchedulerOptions {
 
 /** An ensemble tensor's value: a tensor (absent for an optional input left out), with its batch size (0 = none). */
 interface TensorValue {
-  readonly tensor: Tensor | undefined;
+  readonly tensor: PackedTensor | undefined;
   readonly batchSize: number;
 }
 
@@ -165,7 +165,7 @@ class EnsembleScheduler implements Scheduler {
 
   /** Runs the steps of one request; resolves with the requested ensemble outputs. */
   #run(request: SchedulerRequest): Promise<{
-    outputs: Map<string, Tensor>;
+    outputs: Map<string, PackedTensor>;
     computeInputNs: bigint;
     computeInferNs: bigint;
     computeOutputNs: bigint;
@@ -204,7 +204,7 @@ class EnsembleScheduler implements Scheduler {
           );
           return;
         }
-        const outputs = new Map<string, Tensor>();
+        const outputs = new Map<string, PackedTensor>();
         for (const name of wantedOutputs) {
           const value = values.get(name);
           if (value === undefined) {

@@ -25,14 +25,15 @@ export const INLINE_WINDOW = 32;
 /** Largest model file given a main-thread session for inline executions. */
 export const INLINE_MODEL_MAX_BYTES = 4 * 1024 * 1024;
 
-/** Bytes of an execution's inputs (BYTES tensors: the sum of their elements' lengths). */
-export function inputBytes(inputs: ReadonlyMap<string, { readonly data: ArrayLike<unknown> }>): number {
+/**
+ * Bytes of an execution's inputs (BYTES tensors: their serialized size, 4 bytes per element plus the
+ * elements' bytes, so that many empty elements do not pass for a tiny execution).
+ */
+export function inputBytes(
+  inputs: ReadonlyMap<string, { readonly data: { readonly byteLength: number } }>,
+): number {
   let bytes = 0;
-  for (const t of inputs.values()) {
-    const data = t.data as ArrayBufferView | readonly Uint8Array[];
-    if (Array.isArray(data)) for (const e of data as readonly Uint8Array[]) bytes += e.byteLength;
-    else bytes += (data as ArrayBufferView).byteLength;
-  }
+  for (const t of inputs.values()) bytes += t.data.byteLength;
   return bytes;
 }
 

@@ -13,15 +13,14 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 
-import type { Tensor } from '@tritonserver-ts/client/protocol';
-
 import { BackendError } from '../runtime/errors.js';
 import { createOnnxInstance, type OnnxInstanceSpec } from '../runtime/onnxruntime-backend.js';
 import type { ModelInstance } from '../runtime/types.js';
+import { fromWorkerTensor, toWorkerTensor, type WorkerTensor } from './worker-tensors.js';
 
 /** Messages the worker receives. */
 export type ToWorker =
-  | { readonly type: 'execute'; readonly id: number; readonly inputs: readonly Tensor[] }
+  | { readonly type: 'execute'; readonly id: number; readonly inputs: readonly WorkerTensor[] }
   | { readonly type: 'dispose' }
   /** Test hook: the worker throws an uncaught error on its next execution, as a crashing worker would. */
   | { readonly type: 'crash-for-testing'; readonly armed: boolean };
@@ -33,7 +32,7 @@ export type FromWorker =
   | {
       readonly type: 'result';
       readonly id: number;
-      readonly outputs: readonly Tensor[];
+      readonly outputs: readonly WorkerTensor[];
       readonly timings: { computeInputNs: bigint; computeInferNs: bigint; computeOutputNs: bigint };
       /** When the execution started and ended (`process.hrtime.bigint()`, shared by all threads). */
       readonly startNs: bigint;
@@ -57,29 +56,25 @@ function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** Buffers of fixed-size outputs, transferred (not copied) to the parent. */
-function transferables(tensors: readonly Tensor[]): ArrayBuffer[] {
+/** Buffers of outputs that are theirs alone, transferred (not copied) to the parent. */
+function transferables(tensors: readonly WorkerTensor[]): ArrayBuffer[] {
   const out = new Set<ArrayBuffer>();
   for (const t of tensors) {
-    if (Array.isArray(t.data)) continue;
-    const buffer = (t.data as { buffer: ArrayBufferLike }).buffer;
-    if (
-      buffer instanceof ArrayBuffer &&
-      buffer.byteLength === (t.data as { byteLength: number }).byteLength
-    ) {
-      out.add(buffer);
-    }
+    const buffer = t.data.buffer;
+    if (buffer instanceof ArrayBuffer && buffer.byteLength === t.data.byteLength) out.add(buffer);
   }
   return [...out];
 }
 
 /** The inputs' whole buffers that no output shares, to hand back to the parent for reuse. */
-function returnable(inputs: readonly Tensor[], keep: ReadonlySet<ArrayBuffer>): [string, ArrayBuffer][] {
+function returnable(
+  inputs: readonly WorkerTensor[],
+  keep: ReadonlySet<ArrayBuffer>,
+): [string, ArrayBuffer][] {
   const seen = new Set<ArrayBuffer>(keep);
   const out: [string, ArrayBuffer][] = [];
   for (const t of inputs) {
-    if (Array.isArray(t.data)) continue;
-    const buffer = (t.data as { buffer: ArrayBufferLike }).buffer;
+    const buffer = t.data.buffer;
     if (buffer instanceof ArrayBuffer && !seen.has(buffer) && buffer.byteLength > 0) {
       seen.add(buffer);
       out.push([t.name, buffer]);
@@ -115,13 +110,13 @@ async function main(): Promise<void> {
       return;
     }
     if (crashOnNextExecution) throw new Error('crash requested by a test');
-    const inputs = new Map(message.inputs.map((t) => [t.name, t]));
+    const inputs = new Map(message.inputs.map((t) => [t.name, fromWorkerTensor(t)]));
     const startNs = process.hrtime.bigint();
     instance
       .execute(inputs)
       .then((result) => {
         const endNs = process.hrtime.bigint();
-        const outputs = [...result.outputs.values()];
+        const outputs = [...result.outputs.values()].map((t) => toWorkerTensor(t));
         const transfer = transferables(outputs);
         const returned = returnable(message.inputs, new Set(transfer));
         post(

@@ -11,7 +11,7 @@
  *   source input's shape in that request; every other output is split by batch rows as usual.
  * @packageDocumentation
  */
-import type { Tensor } from '@tritonserver-ts/client/protocol';
+import type { PackedTensor } from '@tritonserver-ts/client/protocol';
 
 import { ServerError } from '../core/errors.js';
 import type { BatchInput, ModelConfig } from '../repository/model-config.js';
@@ -23,7 +23,7 @@ import {
   type ScatterSpec,
 } from '../runtime/batch-io.js';
 import { product } from '../runtime/shapes.js';
-import { concatInputs, splitOutputs } from './batch.js';
+import { concatInputs, sliceData, splitOutputs } from './batch.js';
 
 /** What of a model's config changes how a batch is laid out. */
 export interface BatchLayout {
@@ -51,7 +51,10 @@ export function batchLayoutOf(config: ModelConfig): BatchLayout | undefined {
  * The key under which requests may share a batch: as `batchCompatibilityKey`, but a ragged input only
  * has to agree on its datatype.
  */
-export function raggedCompatibilityKey(inputs: ReadonlyMap<string, Tensor>, layout: BatchLayout): string {
+export function raggedCompatibilityKey(
+  inputs: ReadonlyMap<string, PackedTensor>,
+  layout: BatchLayout,
+): string {
   const parts: string[] = [];
   for (const [name, t] of [...inputs.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     const dims = layout.raggedInputs.has(name) ? '*' : t.shape.slice(1).join('x');
@@ -61,7 +64,7 @@ export function raggedCompatibilityKey(inputs: ReadonlyMap<string, Tensor>, layo
 }
 
 /** The shape of input `name` in each request (it must be in all of them). */
-function sourceShapes(requests: readonly ReadonlyMap<string, Tensor>[], name: string): number[][] {
+function sourceShapes(requests: readonly ReadonlyMap<string, PackedTensor>[], name: string): number[][] {
   return requests.map((inputs) => {
     const t = inputs.get(name);
     if (t === undefined) {
@@ -73,9 +76,9 @@ function sourceShapes(requests: readonly ReadonlyMap<string, Tensor>[], name: st
 
 /** The execution's inputs: ragged inputs flattened, the others batched along dim 0, batch inputs added. */
 export function layoutInputs(
-  requests: readonly ReadonlyMap<string, Tensor>[],
+  requests: readonly ReadonlyMap<string, PackedTensor>[],
   layout: BatchLayout,
-): ReadonlyMap<string, Tensor> {
+): ReadonlyMap<string, PackedTensor> {
   const regular = requests.map((inputs) => {
     const m = new Map(inputs);
     for (const name of layout.raggedInputs) m.delete(name);
@@ -83,11 +86,13 @@ export function layoutInputs(
   });
   const out = new Map(concatInputs(regular));
   for (const name of layout.raggedInputs) {
-    const parts = requests.map((inputs) => inputs.get(name)).filter((t): t is Tensor => t !== undefined);
+    const parts = requests
+      .map((inputs) => inputs.get(name))
+      .filter((t): t is PackedTensor => t !== undefined);
     if (parts.length === 0) continue;
     // Each request's elements as one dimension; concatenated, that dimension is the batch's total.
     const flat = parts.map((t) => new Map([[name, { ...t, shape: raggedShape([t.shape]) }]]));
-    out.set(name, concatInputs(flat).get(name) as Tensor);
+    out.set(name, concatInputs(flat).get(name) as PackedTensor);
   }
   for (const b of layout.batchInputs) {
     const source = b.source_input[0] as string;
@@ -99,11 +104,11 @@ export function layoutInputs(
 
 /** Splits the execution's outputs per request: scattered outputs by their source's shapes, others by rows. */
 export function layoutSplitOutputs(
-  outputs: ReadonlyMap<string, Tensor>,
-  requests: readonly ReadonlyMap<string, Tensor>[],
+  outputs: ReadonlyMap<string, PackedTensor>,
+  requests: readonly ReadonlyMap<string, PackedTensor>[],
   rows: readonly number[],
   layout: BatchLayout,
-): ReadonlyMap<string, Tensor>[] {
+): ReadonlyMap<string, PackedTensor>[] {
   const regular = new Map([...outputs].filter(([name]) => !layout.scatter.has(name)));
   const parts = splitOutputs(regular, rows).map((m) => new Map(m));
   for (const [name, spec] of layout.scatter) {
@@ -120,8 +125,8 @@ export function layoutSplitOutputs(
     let start = 0;
     shapes.forEach((shape, i) => {
       const n = product(shape);
-      const data = Array.isArray(t.data) ? t.data.slice(start, start + n) : t.data.subarray(start, start + n);
-      (parts[i] as Map<string, Tensor>).set(name, { name, datatype: t.datatype, shape, data });
+      const data = sliceData(t.data, start, start + n);
+      (parts[i] as Map<string, PackedTensor>).set(name, { name, datatype: t.datatype, shape, data });
       start += n;
     });
   }

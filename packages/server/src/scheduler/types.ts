@@ -17,7 +17,7 @@
  * outputs back per request and records statistics exactly as Triton accounts them.
  * @packageDocumentation
  */
-import type { Tensor } from '@tritonserver-ts/client/protocol';
+import type { PackedTensor } from '@tritonserver-ts/client/protocol';
 
 import type { ServerError } from '../core/errors.js';
 import type { InferenceHost } from '../core/inference-host.js';
@@ -29,7 +29,7 @@ import type { ModelStatistics } from '../statistics/model-statistics.js';
 /** One inference request as the scheduler sees it. */
 export interface SchedulerRequest {
   /** Inputs by name. With `max_batch_size > 0` the first dim of each is this request's batch size. */
-  readonly inputs: ReadonlyMap<string, Tensor>;
+  readonly inputs: ReadonlyMap<string, PackedTensor>;
   /** Rows in this request (1 when the model does not batch). */
   readonly batchSize: number;
   /** Triton priority level: 0 = the model's default, 1 = highest. */
@@ -69,7 +69,7 @@ export interface SchedulerRequest {
 
 /** One response of a request to a decoupled model (see {@link SchedulerRequest.onResponse}). */
 export interface SchedulerStreamResponse {
-  readonly outputs?: ReadonlyMap<string, Tensor>;
+  readonly outputs?: ReadonlyMap<string, PackedTensor>;
   readonly error?: ServerError;
   readonly final: boolean;
 }
@@ -80,7 +80,7 @@ export type SchedulerActivity =
 
 /** What the scheduler returns for one request: that request's rows of every model output. */
 export interface SchedulerResponse {
-  readonly outputs: ReadonlyMap<string, Tensor>;
+  readonly outputs: ReadonlyMap<string, PackedTensor>;
 }
 
 /** Schedules requests of one model version onto its instances. */

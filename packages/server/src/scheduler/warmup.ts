@@ -14,13 +14,14 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 
 import {
+  BytesList,
   DATATYPE_BYTE_SIZE,
   datatypeFromModelConfig,
   elementCount,
   tensorDataFromBytes,
   type Datatype,
   type FixedSizeDatatype,
-  type Tensor,
+  type PackedTensor,
   type TensorData,
 } from '@tritonserver-ts/client/protocol';
 
@@ -94,7 +95,7 @@ async function buildInput(
   name: string,
   input: WarmupInput,
   options: WarmupOptions,
-): Promise<Tensor> {
+): Promise<PackedTensor> {
   const datatype: Datatype | undefined = datatypeFromModelConfig(input.data_type);
   if (datatype === undefined)
     throw sampleError(config, sample, `input '${name}' has invalid data_type ${input.data_type}`);
@@ -157,7 +158,7 @@ async function buildInput(
     } else {
       data = Array.from({ length: count }, () => new Uint8Array(0));
     }
-    return { name, datatype, shape, data };
+    return { name, datatype, shape, data: BytesList.from(data) };
   }
   const byteSize = count * DATATYPE_BYTE_SIZE[datatype];
   const buffer = new ArrayBuffer(byteSize);
@@ -198,7 +199,7 @@ export async function runWarmup(
         `batch_size ${sample.batch_size} exceeds max_batch_size ${config.max_batch_size}`,
       );
     }
-    const inputs = new Map<string, Tensor>();
+    const inputs = new Map<string, PackedTensor>();
     for (const [name, input] of Object.entries(sample.inputs)) {
       inputs.set(name, await buildInput(config, sample, name, input, options));
     }

@@ -22,7 +22,7 @@
 import { statSync } from 'node:fs';
 import type { Worker } from 'node:worker_threads';
 
-import type { Tensor } from '@tritonserver-ts/client/protocol';
+import { BytesList, type FixedTensorData, type PackedTensor } from '@tritonserver-ts/client/protocol';
 
 import type { ModelDefinition } from '../repository/types.js';
 import {
@@ -36,6 +36,7 @@ import type { ExecutionResult } from '../runtime/types.js';
 import { startWorkerModule } from '../worker-module.js';
 import { INLINE_MODEL_MAX_BYTES, InlinePolicy, inputBytes } from './inline-policy.js';
 import type { FromWorker, ToWorker } from './ort-worker.js';
+import { fromWorkerTensor, toWorkerTensor, type WorkerTensor } from './worker-tensors.js';
 
 interface Pending {
   readonly resolve: (r: ExecutionResult) => void;
@@ -223,7 +224,7 @@ export class WorkerModelInstance implements RuntimeModelInstance {
     if (this.#pending.size === 0 && this.#disposed === undefined) this.#worker.unref();
   }
 
-  execute(inputs: ReadonlyMap<string, Tensor>): Promise<ExecutionResult> {
+  execute(inputs: ReadonlyMap<string, PackedTensor>): Promise<ExecutionResult> {
     if (this.#disposed !== undefined) {
       return Promise.reject(
         new BackendError('INSTANCE_DISPOSED', `instance '${this.name}' has been disposed`),
@@ -237,14 +238,13 @@ export class WorkerModelInstance implements RuntimeModelInstance {
     const id = this.#nextId++;
     return new Promise<ExecutionResult>((resolve, reject) => {
       const t0 = process.hrtime.bigint();
-      // One copy per fixed-size input into a buffer that is transferred to the worker and handed back
-      // with the result, so steady-state executions allocate no input memory (600 KB per food image).
-      // Cloning a view would copy its whole underlying buffer (e.g. the entire HTTP body), and
-      // transferring the caller's own buffer would detach it.
+      // One copy per input (BYTES: its serialized buffer) into a buffer that is transferred to the
+      // worker and handed back with the result, so steady-state executions allocate no input memory
+      // (600 KB per food image). Cloning a view would copy its whole underlying buffer (e.g. the
+      // entire HTTP body), and transferring the caller's own buffer would detach it.
       const transfer: ArrayBuffer[] = [];
-      const tensors = [...inputs.values()].map((t): Tensor => {
-        if (Array.isArray(t.data)) return t;
-        const data = t.data;
+      const tensors = [...inputs.values()].map((t): WorkerTensor => {
+        const data: FixedTensorData = BytesList.isBytesList(t.data) ? t.data.serialized : t.data;
         const bytes = data.byteLength;
         const reuse = this.#buffers.get(t.name);
         this.#buffers.delete(t.name);
@@ -252,7 +252,8 @@ export class WorkerModelInstance implements RuntimeModelInstance {
         new Uint8Array(buffer, 0, bytes).set(new Uint8Array(data.buffer, data.byteOffset, bytes));
         const View = data.constructor as new (b: ArrayBuffer, offset: number, length: number) => typeof data;
         transfer.push(buffer);
-        return { ...t, data: new View(buffer, 0, data.length) };
+        const length = data.byteLength / data.BYTES_PER_ELEMENT;
+        return toWorkerTensor(t, new View(buffer, 0, length));
       });
       const message: ToWorker = { type: 'execute', id, inputs: tensors };
       try {
@@ -282,7 +283,7 @@ export class WorkerModelInstance implements RuntimeModelInstance {
     this.#lastExecution = { startNs: m.startNs, endNs: m.endNs };
     this.#learn(p.bytes, m.timings.computeInferNs);
     p.resolve({
-      outputs: new Map(m.outputs.map((t) => [t.name, t])),
+      outputs: new Map(m.outputs.map((t) => [t.name, fromWorkerTensor(t)])),
       timings: { ...m.timings, computeInputNs: m.timings.computeInputNs + p.sentNs },
     });
   }

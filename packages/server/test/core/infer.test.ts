@@ -3,7 +3,7 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { bytesToStrings, stringsToBytes } from '@tritonserver-ts/client/protocol';
+import { bytesToStrings, stringsToBytes, type BytesList } from '@tritonserver-ts/client/protocol';
 
 import { InferenceServer, ServerError } from '../../src/index.js';
 import { makeRepository } from '../helpers/server.js';
@@ -50,7 +50,7 @@ describe('the transport-neutral core', () => {
     });
     const out = response.outputs[0];
     expect(out?.tensor.shape).toEqual([1]);
-    expect(bytesToStrings(out?.tensor.data as Uint8Array[])).toEqual(['hello']);
+    expect(bytesToStrings(out?.tensor.data as BytesList)).toEqual(['hello']);
   });
 
   it('refuses a raw input for a model whose BYTES input is not [1] or that has several inputs', async () => {
@@ -82,7 +82,7 @@ describe('the transport-neutral core', () => {
     });
     const out = response.outputs[0];
     expect(out?.tensor.shape).toEqual([3]);
-    expect(bytesToStrings(out?.tensor.data as Uint8Array[])).toEqual(['9:1', '9:3', '5:0']);
+    expect(bytesToStrings(out?.tensor.data as BytesList)).toEqual(['9:1', '9:3', '5:0']);
   });
 
   it('echoes the request id and prefixes validation errors with it, as Triton logs requests', async () => {

@@ -7,14 +7,14 @@
  */
 import { describe, expect, it } from 'vitest';
 
-import { encodeInferResponse, type Tensor } from '@tritonserver-ts/client/protocol';
+import { BytesList, encodeInferResponse, type PackedTensor } from '@tritonserver-ts/client/protocol';
 
 import type { CoreInferResponse } from '../../src/core/types.js';
 import { toInferReply } from '../../src/http/infer-adapter.js';
 
 const raw = { kind: 'raw', data: new Uint8Array(0) } as const;
 
-function response(outputs: Tensor[], id?: string): CoreInferResponse {
+function response(outputs: PackedTensor[], id?: string): CoreInferResponse {
   return {
     modelName: 'mödel "x"',
     modelVersion: '12',
@@ -23,10 +23,10 @@ function response(outputs: Tensor[], id?: string): CoreInferResponse {
   };
 }
 
-const tensors: Tensor[] = [
+const tensors: PackedTensor[] = [
   { name: 'OUTPUT0', datatype: 'INT32', shape: [1, 4], data: new Int32Array([1, -2, 3, 2147483647]) },
   { name: 'ÜNICODE\\"', datatype: 'FP32', shape: [2], data: new Float32Array([0.5, -1.25]) },
-  { name: 'S', datatype: 'BYTES', shape: [2], data: [new TextEncoder().encode('héllo'), new Uint8Array(0)] },
+  { name: 'S', datatype: 'BYTES', shape: [2], data: BytesList.from(['héllo', '']) },
   { name: 'H', datatype: 'FP16', shape: [1], data: new Uint16Array([0x3c00]) },
   { name: 'B', datatype: 'BOOL', shape: [], data: new Uint8Array([1]) },
   { name: 'L', datatype: 'INT64', shape: [0, 3], data: new BigInt64Array(0) },
@@ -49,13 +49,13 @@ describe('infer reply of binary outputs', () => {
   });
 
   it('stays exact when the responses of a model change shape, size, outputs or version', async () => {
-    const int = (name: string, shape: number[]): Tensor => ({
+    const int = (name: string, shape: number[]): PackedTensor => ({
       name,
       datatype: 'INT32',
       shape,
       data: new Int32Array(shape.reduce((a, b) => a * b, 1)),
     });
-    const sequence: [string, Tensor[]][] = [
+    const sequence: [string, PackedTensor[]][] = [
       ['1', [int('A', [1, 4]), int('B', [1, 4])]],
       ['1', [int('A', [1, 4]), int('B', [1, 4])]],
       ['1', [int('A', [2, 4]), int('B', [2, 4])]],

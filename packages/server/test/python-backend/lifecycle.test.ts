@@ -1,3 +1,4 @@
+import type { BytesList } from '@tritonserver-ts/client/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import {
@@ -57,7 +58,7 @@ describe('python backend: a model.py served by the embedded server', () => {
       ],
       outputs: [{ name: 'INFO' }],
     });
-    const info = r.outputs.find((o) => o.name === 'INFO')?.tensor.data as Uint8Array[];
+    const info = (r.outputs.find((o) => o.name === 'INFO')?.tensor.data as BytesList).toArray();
     expect(Buffer.from(info[0] ?? []).toString()).toBe(
       'big|0|0|{"big": 1152921504606846977, "small": -3, "text": "a\\"b"}',
     );

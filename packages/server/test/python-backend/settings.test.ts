@@ -2,6 +2,7 @@ import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+import { BytesList } from '@tritonserver-ts/client/protocol';
 import { describe, expect, it } from 'vitest';
 
 import { CliUsageError, parseArgs } from '../../src/cli-args.js';
@@ -128,7 +129,7 @@ describe('python backend settings', () => {
     const payload = new PayloadBuilder();
     const refs = [
       payload.add({ name: 'A', datatype: 'FP32', shape: [2, 2], data: Float32Array.from([1, 2, 3, 4]) }),
-      payload.add({ name: 'S', datatype: 'BYTES', shape: [2], data: [Buffer.from('hi'), Buffer.from('')] }),
+      payload.add({ name: 'S', datatype: 'BYTES', shape: [2], data: BytesList.from(['hi', '']) }),
     ];
     expect(refs[1]).toEqual({ name: 'S', datatype: 'BYTES', shape: [2], offset: 16, size: 10 });
     const bytes = Buffer.concat(encodeFrame({ type: 't', refs }, payload.chunks));
@@ -138,6 +139,6 @@ describe('python backend settings', () => {
     expect(frame?.header.type).toBe('t');
     const [a, s] = decodeTensors(frame?.header.refs, frame?.payload ?? new Uint8Array(), 'tensor');
     expect(Array.from(a?.data as Float32Array)).toEqual([1, 2, 3, 4]);
-    expect((s?.data as Uint8Array[]).map((e) => Buffer.from(e).toString())).toEqual(['hi', '']);
+    expect((s?.data as BytesList).toStrings()).toEqual(['hi', '']);
   });
 });

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import type { Tensor } from '@tritonserver-ts/client/protocol';
+import { BytesList, type PackedTensor } from '@tritonserver-ts/client/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { ModelDefinition, ResolveModelOptions } from '../../src/repository/index.js';
@@ -33,7 +33,7 @@ describe('identity backend', () => {
     const [inst] = await createInstances(await definition('identity_bf16'), 1);
     const data = Uint16Array.of(0x3f80, 0xc000, 0x7f80, 0x0001);
     const out = await (inst as RuntimeModelInstance).execute(
-      new Map<string, Tensor>([['INPUT0', { name: 'INPUT0', datatype: 'BF16', shape: [2, 2], data }]]),
+      new Map<string, PackedTensor>([['INPUT0', { name: 'INPUT0', datatype: 'BF16', shape: [2, 2], data }]]),
     );
     const o = out.outputs.get('OUTPUT0');
     expect(o).toMatchObject({ name: 'OUTPUT0', datatype: 'BF16', shape: [2, 2] });
@@ -51,11 +51,13 @@ describe('identity backend', () => {
       output: [{ name: 'OUTPUT0', data_type: 'TYPE_STRING', dims: [-1] }],
     };
     const [inst] = await createInstances(await definition('identity_bf16', { configOverride: override }), 1);
-    const bytes = [Uint8Array.of(0xff, 0), new Uint8Array()];
+    const bytes = BytesList.from([Uint8Array.of(0xff, 0), new Uint8Array()]);
     const out = await (inst as RuntimeModelInstance).execute(
-      new Map<string, Tensor>([['INPUT0', { name: 'INPUT0', datatype: 'BYTES', shape: [2], data: bytes }]]),
+      new Map<string, PackedTensor>([
+        ['INPUT0', { name: 'INPUT0', datatype: 'BYTES', shape: [2], data: bytes }],
+      ]),
     );
-    expect((out.outputs.get('OUTPUT0')?.data as Uint8Array[]).map((b) => Array.from(b))).toEqual([
+    expect((out.outputs.get('OUTPUT0')?.data as BytesList).toArray().map((b) => Array.from(b))).toEqual([
       [0xff, 0],
       [],
     ]);
@@ -65,7 +67,7 @@ describe('identity backend', () => {
     const [inst] = await createInstances(await definition('slow_identity'), 1);
     const started = performance.now();
     const out = await (inst as RuntimeModelInstance).execute(
-      new Map<string, Tensor>([
+      new Map<string, PackedTensor>([
         ['INPUT0', { name: 'INPUT0', datatype: 'FP32', shape: [1, 1], data: Float32Array.of(3) }],
       ]),
     );

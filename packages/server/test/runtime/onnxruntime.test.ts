@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import type { Datatype, Tensor } from '@tritonserver-ts/client/protocol';
+import { BytesList, type Datatype, type PackedTensor } from '@tritonserver-ts/client/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { ModelDefinition, ResolveModelOptions } from '../../src/repository/index.js';
@@ -44,8 +44,8 @@ function tensor<D extends Datatype>(
   name: string,
   datatype: D,
   shape: number[],
-  data: Tensor<D>['data'],
-): Tensor {
+  data: PackedTensor['data'],
+): PackedTensor {
   return { name, datatype, shape, data };
 }
 
@@ -99,7 +99,7 @@ describe('onnxruntime backend', () => {
     expect(Array.from(out.outputs.get('OUTPUT0')?.data as Int32Array)).toEqual(new Array<number>(16).fill(2));
   });
 
-  const cases: [string, Datatype, Tensor['data']][] = [
+  const cases: [string, Datatype, PackedTensor['data']][] = [
     ['identity_fp32', 'FP32', Float32Array.of(1.5, -2, 3.25, 0)],
     ['identity_fp64', 'FP64', Float64Array.of(1e300, -0.5, 3, 4)],
     ['identity_fp16', 'FP16', Uint16Array.of(0x3c00, 0xc000, 0x7bff, 0x0001)],
@@ -132,23 +132,18 @@ describe('onnxruntime backend', () => {
     const enc = new TextEncoder();
     const elements = ['hello', '', 'crème brûlée', '寿司'].map((s) => enc.encode(s));
     const out = await (inst as RuntimeModelInstance).execute(
-      new Map([['INPUT0', tensor('INPUT0', 'BYTES', [1, 4], elements)]]),
+      new Map([['INPUT0', tensor('INPUT0', 'BYTES', [1, 4], BytesList.from(elements))]]),
     );
     const o = out.outputs.get('OUTPUT0');
     expect(o?.datatype).toBe('BYTES');
-    expect((o?.data as Uint8Array[]).map((b) => new TextDecoder().decode(b))).toEqual([
-      'hello',
-      '',
-      'crème brûlée',
-      '寿司',
-    ]);
+    expect((o?.data as BytesList).toStrings()).toEqual(['hello', '', 'crème brûlée', '寿司']);
   });
 
   it('refuses non-UTF-8 BYTES for the onnxruntime backend with a typed error', async () => {
     const [inst] = await instances('identity_string');
     await expectBackendError(
       (inst as RuntimeModelInstance).execute(
-        new Map([['INPUT0', tensor('INPUT0', 'BYTES', [1, 1], [Uint8Array.of(0xff, 0xfe)])]]),
+        new Map([['INPUT0', tensor('INPUT0', 'BYTES', [1, 1], BytesList.from([Uint8Array.of(0xff, 0xfe)]))]]),
       ),
       'INVALID_EXECUTION_INPUT',
       /element 0 of BYTES input 'INPUT0' is not valid UTF-8/,

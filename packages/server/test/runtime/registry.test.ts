@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import type { Tensor } from '@tritonserver-ts/client/protocol';
+import type { PackedTensor } from '@tritonserver-ts/client/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { ModelDefinition } from '../../src/repository/index.js';
@@ -86,7 +86,9 @@ describe('backend registry', () => {
       ]);
       const data = Uint16Array.of(0x3f80, 0xc000, 0x7f80, 0x0001);
       const out = await list[1]!.execute(
-        new Map<string, Tensor>([['INPUT0', { name: 'INPUT0', datatype: 'BF16', shape: [2, 2], data }]]),
+        new Map<string, PackedTensor>([
+          ['INPUT0', { name: 'INPUT0', datatype: 'BF16', shape: [2, 2], data }],
+        ]),
       );
       expect(Array.from(out.outputs.get('OUTPUT0')?.data as Uint16Array)).toEqual([
         0x3f80, 0xc000, 0x7f80, 0x0001,

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
-import type { Tensor } from '@tritonserver-ts/client/protocol';
+import { BytesList, type PackedTensor } from '@tritonserver-ts/client/protocol';
 
 import type { ModelDynamicBatching } from '../../src/repository/model-config.js';
 import { createDynamicBatcher } from '../../src/scheduler/dynamic-batcher.js';
@@ -30,7 +30,7 @@ function setup(
   return { model, statistics, scheduler };
 }
 
-function data(t: Tensor | undefined): number[] {
+function data(t: PackedTensor | undefined): number[] {
   return [...((t?.data ?? new Int32Array()) as Int32Array)];
 }
 
@@ -146,10 +146,9 @@ describe('dynamic batcher: forming batches', () => {
     const { model, scheduler } = setup({});
     const busy = scheduler.enqueue(int32Request(0));
     await model.waitForStarted(1);
-    const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
     const bytesRequest = (values: string[]): SchedulerRequest => ({
       inputs: new Map([
-        ['s', { name: 's', datatype: 'BYTES', shape: [values.length, 1], data: values.map(enc) }],
+        ['s', { name: 's', datatype: 'BYTES', shape: [values.length, 1], data: BytesList.from(values) }],
       ]),
       batchSize: values.length,
       priority: 0,
@@ -162,8 +161,7 @@ describe('dynamic batcher: forming batches', () => {
     expect(model.started[1]?.inputs.get('s')?.shape).toEqual([3, 1]);
     model.started[1]?.release();
     const [ra, rb] = await Promise.all([a, b, busy]);
-    const dec = (t: Tensor | undefined): string[] =>
-      ((t?.data ?? []) as Uint8Array[]).map((e) => new TextDecoder().decode(e));
+    const dec = (t: PackedTensor | undefined): string[] => (t?.data as BytesList).toStrings();
     expect(dec(ra?.outputs.get('t'))).toEqual(['apple']);
     expect(rb?.outputs.get('t')?.shape).toEqual([2, 1]);
     expect(dec(rb?.outputs.get('t'))).toEqual(['banana', 'cherry']);

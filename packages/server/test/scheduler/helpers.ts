@@ -2,7 +2,7 @@
  * Test doubles: a model instance whose executions finish only when the test releases them, and
  * request builders. Nothing here sleeps; tests assert orderings and counts.
  */
-import type { Tensor } from '@tritonserver-ts/client/protocol';
+import type { PackedTensor } from '@tritonserver-ts/client/protocol';
 
 import type {
   ModelConfig,
@@ -15,7 +15,7 @@ import type { SchedulerRequest } from '../../src/scheduler/types.js';
 /** One execution the controlled instance has started. */
 export interface StartedExecution {
   readonly instance: string;
-  readonly inputs: ReadonlyMap<string, Tensor>;
+  readonly inputs: ReadonlyMap<string, PackedTensor>;
   /** Rows of input `x` (dim 0). */
   readonly rows: number;
   /** Finish with outputs `y = x * 2` (INT32/FP32) or echoed BYTES, and fixed timings. */
@@ -87,8 +87,8 @@ export class ControlledModel {
   }
 }
 
-function computeOutputs(inputs: ReadonlyMap<string, Tensor>): ReadonlyMap<string, Tensor> {
-  const out = new Map<string, Tensor>();
+function computeOutputs(inputs: ReadonlyMap<string, PackedTensor>): ReadonlyMap<string, PackedTensor> {
+  const out = new Map<string, PackedTensor>();
   const x = inputs.get('x');
   if (x !== undefined) {
     if (x.datatype === 'INT32') {

@@ -10,7 +10,7 @@ import path from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import type { Tensor } from '@tritonserver-ts/client/protocol';
+import { BytesList, type PackedTensor } from '@tritonserver-ts/client/protocol';
 
 import { listRepositoryModels, resolveModel } from '../../src/repository/index.js';
 import type { ModelInstanceGroup } from '../../src/repository/model-config.js';
@@ -64,25 +64,25 @@ describe('InlinePolicy', () => {
     expect(policy.proven).toBe(false);
   });
 
-  it('counts input bytes of fixed-size and BYTES tensors', () => {
+  it('counts input bytes of fixed-size and BYTES tensors (BYTES: serialized, 4 bytes per element too)', () => {
     expect(
       inputBytes(
         new Map([
           ['A', { data: new Int32Array(16) }],
-          ['B', { data: [new Uint8Array(3), new Uint8Array(5)] }],
+          ['B', { data: BytesList.from([new Uint8Array(3), new Uint8Array(5)]) }],
         ]),
       ),
-    ).toBe(72);
+    ).toBe(64 + 4 + 3 + 4 + 5);
   });
 });
 
 let dir: string;
 let simple: ModelDefinition;
 
-function inputs(rows: number, base: number): Map<string, Tensor> {
+function inputs(rows: number, base: number): Map<string, PackedTensor> {
   const a = new Int32Array(rows * 16).map((_, i) => base + i);
   const b = new Int32Array(rows * 16).fill(1);
-  return new Map<string, Tensor>([
+  return new Map<string, PackedTensor>([
     ['INPUT0', { name: 'INPUT0', datatype: 'INT32', shape: [rows, 16], data: a }],
     ['INPUT1', { name: 'INPUT1', datatype: 'INT32', shape: [rows, 16], data: b }],
   ]);

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import type { Tensor } from '@tritonserver-ts/client/protocol';
+import type { PackedTensor } from '@tritonserver-ts/client/protocol';
 
 import type { BatchInput } from '../../src/repository/model-config.js';
 import { batchInputTensor, scatteredShape } from '../../src/runtime/batch-io.js';
@@ -266,7 +266,7 @@ describe("batch input kinds (Triton's backend input collector)", () => {
 });
 
 describe('ragged layout of an execution', () => {
-  const tensor = (name: string, shape: number[], values: number[]): Tensor => ({
+  const tensor = (name: string, shape: number[], values: number[]): PackedTensor => ({
     name,
     datatype: 'FP32',
     shape,

@@ -4,7 +4,7 @@ import path from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import type { Tensor } from '@tritonserver-ts/client/protocol';
+import type { BytesList, PackedTensor } from '@tritonserver-ts/client/protocol';
 
 import type { ModelWarmup } from '../../src/repository/model-config.js';
 import type { ExecutionResult, ModelInstance } from '../../src/runtime/types.js';
@@ -16,7 +16,7 @@ import { ControlledModel, flush, int32Request, makeConfig } from './helpers.js';
 /** An instance that records the inputs of every execution and answers at once. */
 function recordingInstance(
   name: string,
-  seen: { instance: string; inputs: ReadonlyMap<string, Tensor> }[],
+  seen: { instance: string; inputs: ReadonlyMap<string, PackedTensor> }[],
 ): ModelInstance {
   return {
     name,
@@ -57,7 +57,7 @@ afterAll(async () => {
 
 describe('runWarmup', () => {
   it('runs each sample count times on every instance with the batch dim and zero/random/file data', async () => {
-    const seen: { instance: string; inputs: ReadonlyMap<string, Tensor> }[] = [];
+    const seen: { instance: string; inputs: ReadonlyMap<string, PackedTensor> }[] = [];
     const config = makeConfig({
       max_batch_size: 4,
       model_warmup: [
@@ -87,10 +87,7 @@ describe('runWarmup', () => {
     expect([...(zeros?.data as Float32Array)]).toEqual([0, 0, 0, 0, 0, 0]);
     const file = seen[4]?.inputs;
     expect([...(file?.get('x')?.data as Int32Array)]).toEqual([7, 8, 9, 10, 11, 12]);
-    expect((file?.get('s')?.data as Uint8Array[]).map((e) => Buffer.from(e).toString())).toEqual([
-      'hi',
-      'you',
-    ]);
+    expect((file?.get('s')?.data as BytesList).toStrings()).toEqual(['hi', 'you']);
     const random = file?.get('r')?.data as Float32Array;
     expect(random).toHaveLength(10);
     expect(random.every((v) => v >= 0 && v < 1)).toBe(true);

@@ -4,7 +4,7 @@ import path from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import type { Tensor } from '@tritonserver-ts/client/protocol';
+import type { PackedTensor } from '@tritonserver-ts/client/protocol';
 
 import { listRepositoryModels, resolveModel } from '../../src/repository/index.js';
 import type { ModelInstanceGroup } from '../../src/repository/model-config.js';
@@ -19,10 +19,10 @@ let dir: string;
 let simple: ModelDefinition;
 let instances: RuntimeModelInstance[] = [];
 
-function inputs(rows: number, base: number): Map<string, Tensor> {
+function inputs(rows: number, base: number): Map<string, PackedTensor> {
   const a = new Int32Array(rows * 16).map((_, i) => base + i);
   const b = new Int32Array(rows * 16).fill(1);
-  return new Map<string, Tensor>([
+  return new Map<string, PackedTensor>([
     ['INPUT0', { name: 'INPUT0', datatype: 'INT32', shape: [rows, 16], data: a }],
     ['INPUT1', { name: 'INPUT1', datatype: 'INT32', shape: [rows, 16], data: b }],
   ]);
@@ -92,7 +92,7 @@ describe('createWorkerInstances', () => {
   });
 
   it('reports backend errors from the worker with their runtime code', async () => {
-    const bad = new Map<string, Tensor>([
+    const bad = new Map<string, PackedTensor>([
       ['INPUT0', { name: 'INPUT0', datatype: 'FP32', shape: [1, 16], data: new Float32Array(16) }],
     ]);
     await expect((instances[1] as RuntimeModelInstance).execute(bad)).rejects.toMatchObject({

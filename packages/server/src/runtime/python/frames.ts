@@ -7,10 +7,11 @@
  * @packageDocumentation
  */
 import {
+  BytesList,
   isDatatype,
   tensorDataFromBytes,
   tensorDataToBytes,
-  type Tensor,
+  type PackedTensor,
 } from '@tritonserver-ts/client/protocol';
 
 /** A tensor as a frame header references it. */
@@ -34,7 +35,7 @@ export class PayloadBuilder {
   #size = 0;
 
   /** Adds `tensor`'s bytes; returns its header reference. */
-  add(tensor: Tensor): TensorRef {
+  add(tensor: PackedTensor): TensorRef {
     const bytes = tensorDataToBytes(tensor.datatype, tensor.data);
     const ref = {
       name: tensor.name,
@@ -110,7 +111,7 @@ export class FrameReader {
 }
 
 /** The tensors a header references, as protocol tensors over the payload (fixed-size: views when aligned). */
-export function decodeTensors(refs: unknown, payload: Uint8Array, what: string): Tensor[] {
+export function decodeTensors(refs: unknown, payload: Uint8Array, what: string): PackedTensor[] {
   if (!Array.isArray(refs)) return [];
   return (refs as TensorRef[]).map((ref) => {
     if (!isDatatype(ref.datatype)) {
@@ -124,7 +125,10 @@ export function decodeTensors(refs: unknown, payload: Uint8Array, what: string):
       name: ref.name,
       datatype: ref.datatype,
       shape: ref.shape,
-      data: tensorDataFromBytes(ref.datatype, bytes, count, `${what} '${ref.name}'`),
+      data:
+        ref.datatype === 'BYTES'
+          ? BytesList.fromSerialized(bytes, count, `${what} '${ref.name}'`)
+          : tensorDataFromBytes(ref.datatype, bytes, count, `${what} '${ref.name}'`),
     };
   });
 }

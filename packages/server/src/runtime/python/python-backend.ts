@@ -11,7 +11,7 @@
  */
 import { dirname } from 'node:path';
 
-import { datatypeFromModelConfig, type Tensor } from '@tritonserver-ts/client/protocol';
+import { datatypeFromModelConfig, type PackedTensor } from '@tritonserver-ts/client/protocol';
 
 import { ServerError, type ServerErrorKind } from '../../core/errors.js';
 import type { InferenceHost } from '../../core/inference-host.js';
@@ -415,16 +415,16 @@ export class PythonModelInstance implements RuntimeModelInstance {
   #response(
     entry: Record<string, unknown>,
     payload: Uint8Array,
-  ): { outputs: ReadonlyMap<string, Tensor> } | { error: ServerError } {
+  ): { outputs: ReadonlyMap<string, PackedTensor> } | { error: ServerError } {
     const wireError = entry.error as WireError | undefined;
     if (wireError !== undefined) return { error: new ServerError(kindOf(wireError.code), wireError.message) };
-    let tensors: Tensor[];
+    let tensors: PackedTensor[];
     try {
       tensors = decodeTensors(entry.outputs, payload, 'output');
     } catch (error) {
       return { error: new ServerError('INTERNAL', error instanceof Error ? error.message : String(error)) };
     }
-    const outputs = new Map<string, Tensor>();
+    const outputs = new Map<string, PackedTensor>();
     for (const t of tensors) {
       const problem = this.#checkOutput(t);
       if (problem !== undefined) return { error: new ServerError('INTERNAL', problem) };
@@ -433,7 +433,7 @@ export class PythonModelInstance implements RuntimeModelInstance {
     return { outputs };
   }
 
-  #checkOutput(t: Tensor): string | undefined {
+  #checkOutput(t: PackedTensor): string | undefined {
     const model = this.#modelName;
     const cfg = this.#outputs.get(t.name);
     if (cfg === undefined) {
