@@ -135,6 +135,8 @@ export function readBody(
     }
     reads.set(req, {
       chunks: [],
+      stage: undefined,
+      staged: 0,
       size: 0,
       pieces: 0,
       limit,
@@ -155,6 +157,10 @@ export function readBody(
 /** A body being read by {@link readBody} (kept by request: its listeners are shared functions). */
 interface BodyRead {
   readonly chunks: Buffer[];
+  /** A chunked body's block that small chunks are copied into (see {@link keepChunk}). */
+  stage: Buffer | undefined;
+  /** Bytes of {@link BodyRead.stage} in use. */
+  staged: number;
   size: number;
   pieces: number;
   readonly limit: number;
@@ -204,13 +210,52 @@ function onBodyData(this: IncomingMessage, chunk: Buffer): void {
       return;
     }
   }
-  read.chunks.push(chunk);
+  if (read.chunked) keepChunk(read, chunk);
+  else read.chunks.push(chunk);
+}
+
+/** Size of the blocks a chunked body's small chunks are copied into. */
+const STAGE_BYTES = 64 * 1024;
+
+/**
+ * Keeps one piece of a chunked body. node:http hands over every HTTP chunk as its own small view of
+ * the socket's read buffer; kept as they come, 65,536 one-byte chunks are 65,536 objects that live
+ * until the body ends, reach the old generation and grow the heap (and RSS) for good. Pieces below
+ * {@link STAGE_BYTES} are copied into full blocks instead, so each piece dies young.
+ */
+function keepChunk(read: BodyRead, chunk: Buffer): void {
+  if (chunk.byteLength === 0) return;
+  if (chunk.byteLength >= STAGE_BYTES) {
+    flushStage(read);
+    read.chunks.push(chunk);
+    return;
+  }
+  let stage = read.stage;
+  let from = 0;
+  if (stage !== undefined) {
+    from = Math.min(chunk.byteLength, stage.byteLength - read.staged);
+    stage.set(from === chunk.byteLength ? chunk : chunk.subarray(0, from), read.staged);
+    read.staged += from;
+    if (read.staged === stage.byteLength) flushStage(read);
+    if (from === chunk.byteLength) return;
+  }
+  stage = read.stage = Buffer.allocUnsafeSlow(STAGE_BYTES);
+  stage.set(from === 0 ? chunk : chunk.subarray(from), 0);
+  read.staged = chunk.byteLength - from;
+}
+
+/** Moves the stage block (its used part) to the chunk list. */
+function flushStage(read: BodyRead): void {
+  if (read.stage !== undefined && read.staged > 0) read.chunks.push(read.stage.subarray(0, read.staged));
+  read.stage = undefined;
+  read.staged = 0;
 }
 
 function onBodyEnd(this: IncomingMessage): void {
   const read = reads.get(this);
   if (read === undefined) return;
   stopRead(this);
+  flushStage(read);
   const { chunks, size, alignAt } = read;
   if (alignAt !== undefined && alignAt > 0 && alignAt < size)
     read.resolve(joinAligned(chunks, size, alignAt));

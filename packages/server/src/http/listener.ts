@@ -7,12 +7,13 @@
  */
 import { setMaxListeners } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 
 import { INFERENCE_HEADER_CONTENT_LENGTH } from '@tritonserver-ts/client/protocol';
 
 import type { InferenceServer } from '../core/server.js';
 import { readBody } from './body.js';
+import { SingleRequestConnection } from './client-errors.js';
 import { handleRoute } from './endpoints.js';
 import { errorReply, json, type HttpFrontEndOptions, type HttpReply } from './reply.js';
 import { missingRestrictionHeader } from './restricted-api.js';
@@ -27,27 +28,42 @@ function alignmentOf(req: IncomingMessage): number | undefined {
   return Number(value);
 }
 
-const connectionSignals = new WeakMap<Socket, AbortSignal>();
+/** What the listener keeps per connection. */
+interface ConnectionState {
+  /** Aborted when the connection closes. */
+  readonly signal: AbortSignal;
+  /** Requests of the connection whose handler has not finished. */
+  inFlight: number;
+  /** Requests of the connection seen so far. */
+  requests: number;
+}
+
+const connections = new WeakMap<Duplex, ConnectionState>();
 
 /**
- * The signal of the requests of one connection: aborted when the connection closes, which is when
- * its client goes away before their replies are written (a request whose reply has been written no
- * longer listens). One per connection rather than one `AbortController` and `close` listener per
- * request: the per-request ones were a measurable share of a small request's cost.
+ * The state of one connection. Its signal is aborted when the connection closes, which is when its
+ * client goes away before the replies are written (a request whose reply has been written no longer
+ * listens). One per connection rather than one `AbortController` and `close` listener per request:
+ * the per-request ones were a measurable share of a small request's cost.
  */
-function connectionSignal(socket: Socket): AbortSignal {
-  let signal = connectionSignals.get(socket);
-  if (signal === undefined) {
+function connectionState(socket: Duplex): ConnectionState {
+  let state = connections.get(socket);
+  if (state === undefined) {
     const controller = new AbortController();
-    signal = controller.signal;
     // Every queued request of a pipelining client listens to it: no listener-count warning.
-    setMaxListeners(0, signal);
-    connectionSignals.set(socket, signal);
+    setMaxListeners(0, controller.signal);
+    state = { signal: controller.signal, inFlight: 0, requests: 0 };
+    connections.set(socket, state);
     // A socket already gone (its close event passed) aborts at once.
     if (socket.destroyed) controller.abort();
     else socket.once('close', () => controller.abort());
   }
-  return signal;
+  return state;
+}
+
+/** Requests of a connection whose handler has not finished (for the parse-error handler). */
+export function requestsInFlight(socket: Duplex): number {
+  return connections.get(socket)?.inFlight ?? 0;
 }
 
 /** Counts requests in flight so shutdown can wait for them. */
@@ -86,7 +102,9 @@ export function createRequestListener(
   const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const receivedAt = process.hrtime.bigint();
     const httpTrace = new HttpRequestTrace(res, receivedAt);
-    const signal = connectionSignal(req.socket);
+    const connection = connectionState(req.socket);
+    connection.inFlight++;
+    const signal = connection.signal;
     // The reservation is returned when the handler settles (below), not on close: a request whose
     // client is gone still holds its body until its inference ends.
     const reservation = options.bodyBudget?.open();
@@ -153,11 +171,16 @@ export function createRequestListener(
     } finally {
       reservation?.release();
       if (body !== undefined) options.bodyPool?.give(body);
+      connection.inFlight--;
       done();
     }
   };
 
   const listener = (req: IncomingMessage, res: ServerResponse): void => {
+    // A reframed request (client-errors.ts) is served alone: anything parsed after it on its
+    // connection may be bytes another party framed differently, never a request. It is left
+    // unanswered; the connection closes after the first answer (`Connection: close`).
+    if (req.socket instanceof SingleRequestConnection && connectionState(req.socket).requests++ > 0) return;
     count++;
     void serve(req, res);
   };

@@ -9,7 +9,8 @@ import type { AddressInfo } from 'node:net';
 import type { InferenceServer } from '../core/server.js';
 import { DEFAULT_MAX_INPUT_SIZE } from './body.js';
 import { BodyPool } from './body-pool.js';
-import { createRequestListener, type InFlightTracker } from './listener.js';
+import { answerClientErrors } from './client-errors.js';
+import { createRequestListener, requestsInFlight, type InFlightTracker } from './listener.js';
 import { OffThreadJsonDecoder } from './json-decoder.js';
 import type { Restrictions } from './restricted-api.js';
 import { DEFAULT_MAX_INFLIGHT_BODY_BYTES, MemoryBudget } from './memory-budget.js';
@@ -90,6 +91,8 @@ export async function startHttpServer(
     jsonDecoder,
   });
   const server = createServer({ keepAlive: true }, listener);
+  // Parse errors: node:http's answers, and Triton's reading of a body with both framings.
+  answerClientErrors(server, requestsInFlight);
   server.keepAliveTimeout = options.keepAliveTimeoutMs ?? 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

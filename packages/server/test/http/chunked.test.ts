@@ -3,11 +3,13 @@ import { connect } from 'node:net';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { decodeInferResponse } from '@tritonserver-ts/client/protocol';
+
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 let srv: TestServer;
 beforeAll(async () => {
-  srv = await startTestServer({ only: ['simple'] });
+  srv = await startTestServer({ only: ['simple', 'identity_fp32'] });
 });
 afterAll(async () => {
   await srv.close();
@@ -56,5 +58,40 @@ describe('chunked request bodies', () => {
     );
     expect(reply.toLowerCase()).toContain('connection: close');
     expect((await fetch(`${srv.url}/v2/health/live`)).status).toBe(200);
+  });
+
+  it('keep every byte of chunks of any size (small ones are copied into blocks, large ones kept)', async () => {
+    // 300,000 FP32 values (1.2 MB) in chunks of 1 byte to 100 KiB, crossing the 64 KiB blocks.
+    const input = Float32Array.from({ length: 300_000 }, (_, i) => i * 0.5 - 7);
+    const bytes = Buffer.from(input.buffer);
+    const sizes = [1, 3, 65_535, 7, 65_536, 1, 100_000, 40_000, 65_537, 2, 30_001];
+    const parts: Buffer[] = [];
+    for (let at = 0, k = 0; at < bytes.byteLength; k++) {
+      const piece = bytes.subarray(at, at + (sizes[k % sizes.length] as number));
+      parts.push(Buffer.from(`${piece.byteLength.toString(16)}\r\n`), piece, Buffer.from('\r\n'));
+      at += piece.byteLength;
+    }
+    parts.push(Buffer.from('0\r\n\r\n'));
+    const { port } = new URL(srv.url);
+    const raw = await new Promise<Buffer>((resolve) => {
+      const received: Buffer[] = [];
+      const socket = connect(Number(port), '127.0.0.1', () => {
+        socket.write(
+          'POST /v2/models/identity_fp32/infer HTTP/1.1\r\nHost: x\r\nInference-Header-Content-Length: 0\r\n' +
+            'Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n',
+        );
+        for (const p of parts) socket.write(p);
+      });
+      socket.on('data', (d: Buffer) => received.push(d));
+      socket.on('close', () => resolve(Buffer.concat(received)));
+    });
+    const end = raw.indexOf('\r\n\r\n');
+    const head = raw.toString('latin1', 0, end);
+    expect(head).toMatch(/^HTTP\/1\.1 200 /);
+    const headerLength = /inference-header-content-length: (\d+)/i.exec(head)?.[1];
+    const decoded = decodeInferResponse(new Uint8Array(raw.subarray(end + 4)), headerLength);
+    expect(decoded.outputs[0]?.shape).toEqual([1, input.length]);
+    const out = decoded.outputs[0]?.data as Float32Array;
+    expect(Buffer.from(out.buffer, out.byteOffset, out.byteLength).equals(bytes)).toBe(true);
   });
 });
