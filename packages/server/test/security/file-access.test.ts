@@ -111,10 +111,29 @@ describe('model names of the load API', () => {
     expect(leftovers()).toEqual([]);
   });
 
-  it.each([['..'], ['a%2Fb'], ['%2E%2E'], ['x..y']])('refuses the name %s', async (encoded) => {
-    const r = await rawPost(srv.url, `/v2/repository/models/${encoded}/load`, '{}');
-    expect(r.status).toBe(400);
-    expect(errorOf(r)).toContain('model name must not contain path traversal characters');
+  it.each([['..'], ['a%2Fb'], ['%2E%2E'], ['%2E%2E%2F'], ['a%00b']])(
+    'refuses the name %s',
+    async (encoded) => {
+      const r = await rawPost(srv.url, `/v2/repository/models/${encoded}/load`, '{}');
+      expect(r.status).toBe(400);
+      expect(errorOf(r)).toContain('model name must not contain path traversal characters');
+    },
+  );
+
+  it('takes a dotted name that is not traversal (Triton 2.73) as a plain name: its override lives in its private directory, nothing is written in the repository or outside', async () => {
+    const before = readdirSync(srv.repository).sort();
+    const r = await rawPost(
+      srv.url,
+      '/v2/repository/models/..dots../load',
+      loadBody(simpleConfig(), { 'file:1/model.onnx': buildAddSubOnnx(true) }),
+    );
+    expect(r.status).toBe(200);
+    expect(leftovers()).toHaveLength(1);
+    expect((await get(srv.url, '/v2/models/..dots../ready')).status).toBe(200);
+    expect(readdirSync(srv.repository).sort()).toEqual(before);
+    expect(readdirSync(outside)).toEqual([]);
+    expect((await rawPost(srv.url, '/v2/repository/models/..dots../unload', '{}')).status).toBe(200);
+    expect(leftovers()).toEqual([]);
   });
 
   it('refuses an empty (blank) name with Triton’s message', async () => {
