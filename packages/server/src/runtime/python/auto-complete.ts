@@ -12,6 +12,7 @@ import { dirname } from 'node:path';
 
 import { modelConfigToJson, parseModelConfigJson } from '../../repository/model-config-io.js';
 import type { ModelConfig } from '../../repository/model-config.js';
+import { initErrorMessage } from './missing-module.js';
 import {
   findPythonInterpreter,
   DEFAULT_STUB_TIMEOUT_SECONDS,
@@ -54,7 +55,9 @@ export async function runPythonAutoComplete(
     );
     stub.send({ type: 'auto_complete', config: modelConfigToJson(config) });
     const frame = await answer;
-    if (frame.header.type === 'init_error') throw new Error(String(frame.header.message));
+    if (frame.header.type === 'init_error') {
+      throw new Error(await initErrorMessage(frame.header, found.path, settings));
+    }
     if (frame.header.defined !== true) return undefined;
     return parseModelConfigJson(frame.header.config as object);
   } finally {

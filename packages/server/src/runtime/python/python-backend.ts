@@ -22,6 +22,7 @@ import { BackendError } from '../errors.js';
 import type { BackendInstanceSpec } from '../registry.js';
 import type { ExecutionTimings, InstanceRequest, RuntimeModelInstance } from '../types.js';
 import { PayloadBuilder, decodeTensors, type Frame, type TensorRef } from './frames.js';
+import { initErrorMessage } from './missing-module.js';
 import {
   DEFAULT_EXECUTE_TIMEOUT_SECONDS,
   DEFAULT_STUB_TIMEOUT_SECONDS,
@@ -196,7 +197,7 @@ export class PythonModelInstance implements RuntimeModelInstance {
     }
     if (frame.header.type === 'init_error') {
       await stub.stop(1000);
-      throw new Error(String(frame.header.message));
+      throw new Error(await initErrorMessage(frame.header, this.#interpreter, this.#settings));
     }
     this.#stub = stub;
   }
