@@ -1,28 +1,36 @@
 /**
  * The `perf-analyzer-ts` entry point (`bin/perf-analyzer-ts.js` imports the compiled file): runs
- * {@link perfCli} on the process's arguments. The first Ctrl+C stops the run cleanly (in-flight
- * requests finish, the levels measured so far are reported, as perf_analyzer's "Waiting for
- * in-flight inferences to complete."); a second one exits at once with 130.
+ * {@link perfCli} on the process's arguments. The first stop request (Ctrl+C; also SIGTERM, SIGHUP,
+ * or, under `npx`, npm being signalled or exiting: `stop-requests.ts`) stops the run cleanly
+ * (in-flight requests finish, the levels measured so far are reported, as perf_analyzer's "Waiting
+ * for in-flight inferences to complete."); a second one exits at once with 128 + the signal's
+ * number (130 for SIGINT).
  * @packageDocumentation
  */
 import { errorText, perfCli } from './perf-command.js';
+import { onStopRequests, type StopRequest } from './stop-requests.js';
 
-/** The process entry point: SIGINT handling and the exit code. */
+const SIGNAL_NUMBERS = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 } as const;
+
+/** The process entry point: stop requests and the exit code. */
 async function main(): Promise<void> {
   const controller = new AbortController();
-  let interrupts = 0;
-  const onSigint = (): void => {
-    interrupts += 1;
-    process.stdout.write('Interrupt signal (2) received.\n');
-    if (interrupts === 1) {
+  const onStop = (request: StopRequest): void => {
+    const n = SIGNAL_NUMBERS[request.signal];
+    process.stdout.write(
+      request.source === 'signal'
+        ? `Interrupt signal (${String(n)}) received.\n`
+        : `${request.description}.\n`,
+    );
+    if (request.count === 1) {
       process.stdout.write('Waiting for in-flight inferences to complete.\n');
       controller.abort();
     } else {
       process.stdout.write('Exiting immediately...\n');
-      process.exit(130);
+      process.exit(128 + n);
     }
   };
-  process.on('SIGINT', onSigint);
+  const stopWatching = onStopRequests(onStop);
   let code: number;
   try {
     code = await perfCli(process.argv.slice(2), undefined, controller.signal);
@@ -30,7 +38,7 @@ async function main(): Promise<void> {
     process.stderr.write(`${errorText(error, process.argv.includes('-v'))}\n`);
     code = 1;
   }
-  process.off('SIGINT', onSigint);
+  stopWatching();
   // Exit once the output is flushed, whatever handles a client library may still hold.
   await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
   await new Promise<void>((resolve) => process.stderr.write('', () => resolve()));

@@ -1,29 +1,35 @@
 /**
  * The `model-analyzer-ts` entry point (`bin/model-analyzer-ts.js` imports the compiled file): runs
- * {@link tuneCli} on the process's arguments. The first Ctrl+C stops the sweep cleanly (the current
- * measurement ends, the model's own configuration is loaded again, what was measured is reported);
- * a second one exits at once with 130, leaving the server with whatever configuration it had.
+ * {@link tuneCli} on the process's arguments. The first stop request (Ctrl+C; also SIGTERM, SIGHUP,
+ * or, under `npx`, npm being signalled or exiting: `stop-requests.ts`) stops the sweep cleanly (the
+ * current measurement ends, the model's own configuration is loaded again, what was measured is
+ * reported); a second one exits at once with 128 + the signal's number (130 for SIGINT), leaving the
+ * server with whatever configuration it had.
  * @packageDocumentation
  */
 import { tuneCli } from '../tune/tune-command.js';
 import { errorText } from './perf-command.js';
+import { onStopRequests, type StopRequest } from './stop-requests.js';
+
+const SIGNAL_NUMBERS = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 } as const;
 
 async function main(): Promise<void> {
   const controller = new AbortController();
-  let interrupts = 0;
-  const onSigint = (): void => {
-    interrupts += 1;
-    if (interrupts === 1) {
+  const onStop = (request: StopRequest): void => {
+    const n = SIGNAL_NUMBERS[request.signal];
+    const what =
+      request.source === 'signal' ? `Interrupt signal (${String(n)}) received` : request.description;
+    if (request.count === 1) {
       process.stderr.write(
-        '\nInterrupt signal (2) received: finishing the current measurement and restoring the model configuration (Ctrl+C again to exit at once).\n',
+        `\n${what}: finishing the current measurement and restoring the model configuration (Ctrl+C again to exit at once).\n`,
       );
       controller.abort();
     } else {
       process.stderr.write('Exiting immediately...\n');
-      process.exit(130);
+      process.exit(128 + n);
     }
   };
-  process.on('SIGINT', onSigint);
+  const stopWatching = onStopRequests(onStop);
   let code: number;
   try {
     code = await tuneCli(process.argv.slice(2), undefined, controller.signal);
@@ -31,7 +37,7 @@ async function main(): Promise<void> {
     process.stderr.write(`${errorText(error, process.argv.includes('-v'))}\n`);
     code = 1;
   }
-  process.off('SIGINT', onSigint);
+  stopWatching();
   await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
   await new Promise<void>((resolve) => process.stderr.write('', () => resolve()));
   process.exit(code);
