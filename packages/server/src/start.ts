@@ -46,11 +46,6 @@ export interface StartServerOptions extends InferenceServerOptions {
   readonly metricsAddress?: string;
   /** `--exit-timeout-secs`: how long {@link RunningServer.close} waits for in-flight requests. Default 30. */
   readonly exitTimeoutSecs?: number;
-  /**
-   * `--exit-on-error`: refuse to start (reject) when a startup model fails to load. Default false
-   * here (the CLI defaults to true, like tritonserver).
-   */
-  readonly exitOnError?: boolean;
 }
 
 /** A running server. */

@@ -6,6 +6,7 @@
  */
 import { datatypeFromModelConfig } from '@tritonserver-ts/client/protocol';
 
+import { ModelRepositoryError } from '../repository/errors.js';
 import { listRepositoryModels, modelConfigToJson, resolveModel } from '../repository/index.js';
 import type { GpuFallback, ResolveModelOptions } from '../repository/types.js';
 import { createScheduler } from '../scheduler/create-scheduler.js';
@@ -77,6 +78,12 @@ export interface InferenceServerOptions {
   readonly loadModels?: readonly string[];
   /** `--strict-readiness`; default true. */
   readonly strictReadiness?: boolean;
+  /**
+   * `--exit-on-error`: {@link InferenceServer.create} rejects when a model repository cannot be read
+   * (and `startServer` when a startup model fails to load). Default false here (the CLI defaults to
+   * true, like tritonserver): such a server starts without models, live but never ready (Triton 2.73).
+   */
+  readonly exitOnError?: boolean;
   /** `--repository-poll-secs` (poll mode); default 15. */
   readonly repositoryPollSecs?: number;
   /** `--model-config-name`. */
@@ -128,6 +135,8 @@ export class InferenceServer {
   readonly #strictReadiness: boolean;
   #live = true;
   #startup: StartupResult = { failures: [], unsupported: [] };
+  /** Why the server failed to initialize (a repository it cannot read), when it did. */
+  #initFailure: string | undefined;
 
   private constructor(options: InferenceServerOptions) {
     this.logger = new Logger(options.log ?? {}, options.logSink);
@@ -182,7 +191,16 @@ export class InferenceServer {
    */
   static async create(options: InferenceServerOptions): Promise<InferenceServer> {
     const server = new InferenceServer(options);
-    server.#startup = await server.models.start();
+    try {
+      server.#startup = await server.models.start();
+    } catch (error) {
+      // As Triton with --exit-on-error=false: a repository it cannot read fails the startup, which
+      // is logged; the server then runs without models, live but not ready.
+      const unreadable = error instanceof ModelRepositoryError && error.code === 'REPOSITORY_NOT_FOUND';
+      if (options.exitOnError === true || !unreadable) throw error;
+      server.#initFailure = error.message;
+      server.logger.error(error.message);
+    }
     for (const f of server.#startup.failures) server.logger.error(f.reason);
     for (const u of server.#startup.unsupported) server.logger.warn(`${u.reason} (listed UNAVAILABLE)`);
     return server;
@@ -203,9 +221,12 @@ export class InferenceServer {
     return this.#live;
   }
 
-  /** `GET v2/health/ready`: live, and (strict readiness) every model that should be loaded is READY. */
+  /**
+   * `GET v2/health/ready`: live, initialized (every repository could be read), and (strict
+   * readiness) every model that should be loaded is READY.
+   */
   isReady(): boolean {
-    if (!this.#live) return false;
+    if (!this.#live || this.#initFailure !== undefined) return false;
     return !this.#strictReadiness || this.models.allModelsReady();
   }
 
