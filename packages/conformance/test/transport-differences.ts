@@ -49,6 +49,10 @@ export const TRANSPORT_DIFFERENCES = {
     http: 'requests are JSON read by the HTTP front end, which refuses with its own 2.73 messages (400): a body over `--http-max-input-size` (64 MiB by default) "request JSON size of N exceeds …", JSON `data` shorter than its shape "Failed to parse \'data\' field: …", a repository-index `ready` that is not a boolean "Invalid value for \'ready\': …"',
     grpc: 'requests are protobuf: fields are typed (`ready` is a bool), tensor data is raw or typed contents, and `--http-max-input-size` does not apply (messages up to 2 GiB)',
   },
+  'http-framing': {
+    http: 'a request body is framed by HTTP/1.1: Triton refuses more than 65,536 non-empty chunks (400, "Chunked request body exceeds maximum of 65536 non-empty chunks. …") and frames a body sent with both Content-Length and `Transfer-Encoding: chunked` by its chunks; a load name travels in the URL path, whose `..` segment a client library resolves',
+    grpc: 'messages are framed by HTTP/2 and the gRPC length prefix (no chunks); the load name is a protobuf string, sent as is',
+  },
   'http-wire-helpers': {
     http: 'the body helpers (`generateRequestBody`, `parseResponseBody`, `encodeRawBinaryRequest`) drive a separate HTTP stack',
     grpc: 'the same job is done by the protobuf messages of `@tritonserver-ts/client/protocol/grpc` on a separate grpc-js client',
