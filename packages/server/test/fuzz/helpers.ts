@@ -1,10 +1,16 @@
 /**
- * Shared by the fuzzers: a seeded PRNG and the built CLI as a child process (its memory its own),
- * with its ports read from the startup banner and its resident memory read from /proc.
+ * Shared by the fuzzers: a seeded PRNG, a repository of generated test models, and the built CLI
+ * as a child process (its memory its own), with its ports read from the startup banner and its
+ * resident memory read from /proc.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+
+import { writeTestModelRepository } from '../../src/testing/index.js';
 
 /** The built CLI the fuzzers run (`npm run build -w @tritonserver-ts/server`). */
 export const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
@@ -42,6 +48,16 @@ export class Random {
     for (let i = 0; i < n; i++) out[i] = this.int(256);
     return out;
   }
+}
+
+/**
+ * Writes the generated test models named in `only` into a fresh temp directory. (The server's own
+ * sources are not imported: the fuzzers run the built CLI.)
+ */
+export async function makeTestRepository(only: readonly string[]): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'tritonserver-ts-fuzz-'));
+  await writeTestModelRepository(dir, { only });
+  return dir;
 }
 
 /** The CLI server in its child process. */

@@ -16,8 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { encodeInferRequest } from '@tritonserver-ts/client/protocol';
 
-import { makeRepository } from '../helpers/server.js';
-import { Random, startCli, type CliServer } from './helpers.js';
+import { Random, makeTestRepository, startCli, type CliServer } from './helpers.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261124);
 const CASES = Number(process.env.FUZZ_CASES ?? 600);
@@ -181,7 +180,7 @@ async function stillServing(): Promise<void> {
 
 beforeAll(async () => {
   random = new Random(SEED);
-  repository = await makeRepository(['simple', 'identity_string', 'identity_fp16', 'classifier']);
+  repository = await makeTestRepository(['simple', 'identity_string', 'identity_fp16', 'classifier']);
   server = await startCli([
     `--model-repository=${repository}`,
     '--http-port=0',
