@@ -27,7 +27,8 @@
  *
  * `FUZZ_SEED` picks the sequence (printed on failure), `GRPC_FUZZ_CASES` (or `FUZZ_CASES`) the
  * number of cases per family (default 150, some 20-40 s in CI; any number locally);
- * `GRPC_FUZZ_DEBUG=1` prints the server's RSS at every liveness check.
+ * `GRPC_FUZZ_DEBUG=1` prints the server's RSS at every liveness check; `GRPC_FUZZ_KINDS` (comma-
+ * separated, e.g. `rapid-reset,ping-flood`) runs only those HTTP/2 case kinds.
  */
 import { rm, writeFile } from 'node:fs/promises';
 import { connect as http2Connect, type ClientHttp2Session } from 'node:http2';
