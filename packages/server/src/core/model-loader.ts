@@ -154,7 +154,11 @@ export class ModelLoader {
     record.unsupported = !resolution.ok && isUnsupportedBackend(resolution.error);
     if (!resolution.ok) {
       record.signature = signature;
-      if (![...record.versions.values()].some((v) => v.state === 'READY')) record.failure = resolution.reason;
+      if (![...record.versions.values()].some((v) => v.state === 'READY')) {
+        record.failure = resolution.reason;
+        // Versions left from an earlier load show this failure, not the one before it.
+        for (const v of record.versions.values()) v.reason = resolution.reason;
+      }
       if (isOverrideError(resolution.error)) {
         // As Triton: a bad `file:` override fails while "polling" it; the detail goes to the log only.
         this.#opts.logger.error(`failed to load '${name}': ${resolution.reason}`);
@@ -165,14 +169,14 @@ export class ModelLoader {
       }
       throw internal(`failed to load '${echo(name)}', ${resolution.reason}`, resolution.error);
     }
-    const definition = resolution.model;
+    let definition = resolution.model;
     for (const warning of ignoredFeatures(definition.config)) this.#opts.logger.warn(warning);
     record.failure = undefined;
     record.signature = signature;
     record.composing =
       definition.config.ensemble_scheduling !== undefined ? composingModels(definition.config) : undefined;
     if (definition.config.ensemble_scheduling !== undefined) {
-      await this.#checkEnsemble(record, definition, ensembleContext);
+      definition = await this.#checkEnsemble(record, definition, ensembleContext);
     }
 
     // Mark new versions LOADING (versions already READY keep serving until their replacement is ready).
@@ -185,25 +189,28 @@ export class ModelLoader {
     const created = await Promise.all(
       definition.versions.map((v) => this.#createVersion(definition, v.version)),
     );
+    const failed = created.filter((c) => c.state !== 'READY');
+    if (failed.length > 0) {
+      await this.#abandon(record, definition, created);
+      const detail = failed
+        .map((f) => `version ${f.version} is at UNAVAILABLE state: ${f.reason}`)
+        .join('; ');
+      throw internal(`failed to load '${echo(name)}', ${detail}`);
+    }
 
+    // Every version loaded: they serve from now on, and the versions they replace or that left the
+    // version policy are retired (drained, then disposed) within this operation.
     const previous = record.versions;
     const previousDefinition = record.definition;
     const next = new Map<number, VersionRecord>();
     for (const rec of created) next.set(rec.version, rec);
-    for (const [v, old] of previous) {
+    for (const v of previous.keys()) {
       if (!next.has(v)) next.set(v, { version: v, state: 'UNAVAILABLE', reason: 'unloaded' });
-      else if (old.state === 'READY' && next.get(v)?.state !== 'READY') {
-        // The reload of this version failed: keep serving the old one, as Triton does.
-        next.set(v, old);
-        continue;
-      }
     }
     record.versions = next;
     record.definition = definition;
-    // Retire the replaced versions in the background of this operation (drain, then dispose).
-    const retired = [...previous.values()].filter(
-      (old) => next.get(old.version) !== old && old.scheduler !== undefined,
-    );
+    record.unsupported = false;
+    const retired = [...previous.values()].filter((old) => old.scheduler !== undefined);
     await Promise.all(retired.map((old) => this.#dispose(old)));
     for (const [v, rec] of next) {
       if (rec.state !== 'READY') this.#opts.statistics?.delete(name, String(v));
@@ -211,19 +218,33 @@ export class ModelLoader {
     if (previousDefinition !== undefined && previousDefinition !== definition) {
       await previousDefinition.cleanup().catch(() => undefined);
     }
+  }
 
+  /**
+   * A load in which a version failed is abandoned as a whole, as Triton's model lifecycle does: the
+   * versions it created are released (a new version becomes UNAVAILABLE `unloaded`, a failed one
+   * UNAVAILABLE with its reason), and every version that was READY before keeps serving — also one
+   * the new version policy leaves out, and one whose reload failed.
+   */
+  async #abandon(
+    record: ModelRecord,
+    definition: ModelDefinition,
+    created: readonly VersionRecord[],
+  ): Promise<void> {
+    await Promise.all(created.filter((c) => c.scheduler !== undefined).map((c) => this.#dispose(c)));
+    for (const rec of created) {
+      if (record.versions.get(rec.version)?.state === 'READY') continue;
+      record.versions.set(
+        rec.version,
+        rec.state === 'READY' ? { version: rec.version, state: 'UNAVAILABLE', reason: 'unloaded' } : rec,
+      );
+      this.#opts.statistics?.delete(record.name, String(rec.version));
+    }
     const failed = created.filter((c) => c.state !== 'READY');
-    record.unsupported = failed.length > 0 && failed.every((f) => f.unsupported === true);
-    if (failed.length === created.length && ![...next.values()].some((v) => v.state === 'READY')) {
-      // Nothing serves from this definition: remove its private override files now.
-      await definition.cleanup().catch(() => undefined);
-    }
-    if (failed.length > 0) {
-      const detail = failed
-        .map((f) => `version ${f.version} is at UNAVAILABLE state: ${f.reason}`)
-        .join('; ');
-      throw internal(`failed to load '${echo(name)}', ${detail}`);
-    }
+    const serving = [...record.versions.values()].some((v) => v.state === 'READY');
+    record.unsupported = !serving && failed.every((f) => f.unsupported === true);
+    // Nothing serves from this definition: remove its private override files now.
+    if (definition !== record.definition) await definition.cleanup().catch(() => undefined);
   }
 
   /** Unloads `name` (a model never seen is a no-op): every version UNAVAILABLE, reason `unloaded`. */
@@ -336,16 +357,10 @@ export class ModelLoader {
     if (circular !== undefined) return { message: circular, unsupported: false };
     try {
       checkComposingModels(name, definition.config, (m) => this.composingStatus(m, context));
-      const { decoupled } = checkEnsembleTypes(name, definition.config, (step) => {
+      checkEnsembleTypes(name, definition.config, (step) => {
         const version = step.model_version < 0 ? '' : String(step.model_version);
         return this.#registry.resolve(step.model_name, version).definition.config;
       });
-      if (decoupled) {
-        return {
-          message: `ensemble '${name}' has a decoupled step feeding it: decoupled ensembles are not supported by tritonserver-ts`,
-          unsupported: true,
-        };
-      }
       return undefined;
     } catch (error) {
       return { message: error instanceof Error ? error.message : String(error), unsupported: false };
@@ -361,11 +376,11 @@ export class ModelLoader {
     record: ModelRecord,
     definition: ModelDefinition,
     context: EnsembleLoadContext | undefined,
-  ): Promise<void> {
+  ): Promise<ModelDefinition> {
     const name = definition.name;
     await context?.loadDependencies(name, composingModels(definition.config));
     const problem = this.ensembleProblem(name, definition, context);
-    if (problem === undefined) return;
+    if (problem === undefined) return this.#markDecoupled(definition);
     await this.retireAll(record, problem.message);
     await definition.cleanup().catch(() => undefined);
     record.failure = problem.message;
@@ -374,6 +389,23 @@ export class ModelLoader {
       problem.unsupported ? 'UNSUPPORTED' : 'INVALID_ARG',
       `load failed for model '${name}': ${problem.message}\n`,
     );
+  }
+
+  /**
+   * As Triton fills in for ensembles: `model_transaction_policy.decoupled` is true when a decoupled
+   * step feeds the ensemble (so the front ends stream it, and HTTP refuses it).
+   */
+  #markDecoupled(definition: ModelDefinition): ModelDefinition {
+    const { decoupled } = checkEnsembleTypes(definition.name, definition.config, (step) => {
+      const version = step.model_version < 0 ? '' : String(step.model_version);
+      return this.#registry.resolve(step.model_name, version).definition.config;
+    });
+    const config = definition.config;
+    if ((config.model_transaction_policy?.decoupled === true) === decoupled) return definition;
+    return {
+      ...definition,
+      config: { ...config, model_transaction_policy: { ...config.model_transaction_policy, decoupled } },
+    };
   }
 
   async #dispose(rec: VersionRecord): Promise<void> {

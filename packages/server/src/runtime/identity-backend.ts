@@ -6,7 +6,10 @@
  * `OUTPUT<n>`; matching indices with the same datatype and shape (`reshape` when given, else
  * `dims`). Parameters: `execute_delay_ms` sleeps that long in every execution (counted in
  * compute_infer) — handy for scheduler tests — and `instance_wise_delay_multiplier` m makes
- * instance i sleep `execute_delay_ms × (1 + m × i)`.
+ * instance i sleep `execute_delay_ms × (1 + m × i)`; `creation_delay_sec` makes the load of each
+ * version take that many seconds longer (Triton's backend sleeps in `ModelInitialize`, once per
+ * version, after checking the config; here the version's first instance waits, without blocking
+ * the event loop) — for tests of what a server does while a model loads.
  * @packageDocumentation
  */
 import type { PackedTensor, PackedTensorData } from '@tritonserver-ts/client/protocol';
@@ -82,13 +85,18 @@ function copyData(data: PackedTensorData): PackedTensorData {
   return BytesList.isBytesList(data) ? data.copy() : data.slice();
 }
 
-/** Creates one identity instance. @throws BackendError `INSTANCE_CREATION_FAILED` */
-export function createIdentityInstance(spec: IdentityInstanceSpec): Promise<RuntimeModelInstance> {
-  try {
-    return Promise.resolve(new IdentityInstance(spec));
-  } catch (err) {
-    return Promise.reject(err instanceof Error ? err : new Error(String(err)));
-  }
+/**
+ * Creates one identity instance; the version's first instance (index 0 of the first instance group)
+ * waits `creation_delay_sec` after the config was checked.
+ * @throws BackendError `INSTANCE_CREATION_FAILED`
+ */
+export async function createIdentityInstance(spec: IdentityInstanceSpec): Promise<RuntimeModelInstance> {
+  const instance = new IdentityInstance(spec);
+  const first =
+    spec.index === 0 && spec.groupName === (spec.config.instance_group[0]?.name ?? spec.groupName);
+  const creationDelaySec = first ? intParam(spec.config, 'creation_delay_sec') : 0;
+  if (creationDelaySec > 0) await sleep(creationDelaySec * 1000);
+  return instance;
 }
 
 class IdentityInstance implements RuntimeModelInstance {
