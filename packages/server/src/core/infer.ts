@@ -497,11 +497,12 @@ function buildResponse(
   partial: boolean,
 ): CoreInferResponse {
   const labels = serving.definition.labels;
-  const selected = partial ? prepared.outputs.filter((o) => produced.has(o.name)) : prepared.outputs;
+  // A requested output the model did not produce is left out, as in Triton's responses (a Python
+  // model may skip one; an ensemble step's optional output); a decoupled response (`partial`)
+  // carries only some outputs anyway.
+  const selected = prepared.outputs.filter((o) => produced.has(o.name));
   const outputs: CoreInferOutput[] = selected.map((o) => {
-    const tensor = produced.get(o.name);
-    if (tensor === undefined)
-      throw internal(`output '${o.name}' was not produced by model '${serving.name}'`);
+    const tensor = produced.get(o.name) as PackedTensor;
     if (!isDatatype(tensor.datatype)) throw internal(`output '${o.name}' has an invalid datatype`);
     if (o.classification > 0) {
       return {

@@ -156,13 +156,15 @@ describe('ensemble lifecycle (explicit mode)', () => {
     );
   });
 
-  it('a decoupled step is refused: UNSUPPORTED here, and the mixed-sources check as Triton', async () => {
+  it('a decoupled step makes the ensemble decoupled; the mixed-sources check as Triton', async () => {
     const one = ensemble([{ model: 'dec_ident', inputs: { INPUT0: 'IN' }, outputs: { OUTPUT0: 'OUT' } }]);
     const r = await post('/v2/repository/models/bad/load', { parameters: { config: JSON.stringify(one) } });
-    expect(r.status).toBe(501);
-    expect(r.error).toBe(
-      "load failed for model 'bad': ensemble 'bad' has a decoupled step feeding it: decoupled ensembles are not supported by tritonserver-ts\n",
-    );
+    expect(r.status).toBe(200);
+    const config = (await (await fetch(`${server.url}/v2/models/bad/config`)).json()) as {
+      model_transaction_policy?: { decoupled: boolean };
+    };
+    expect(config.model_transaction_policy?.decoupled).toBe(true);
+    expect((await post('/v2/repository/models/bad/unload')).status).toBe(200);
     const two = ensemble([
       { model: 'dec_ident', inputs: { INPUT0: 'IN' }, outputs: { OUTPUT0: 'a' } },
       { model: 'dec_ident', inputs: { INPUT0: 'IN' }, outputs: { OUTPUT0: 'b' } },

@@ -284,7 +284,11 @@ class TextParser {
       default: {
         const n = this.readInteger(field, path, type.scalar === 'int32' || type.scalar === 'int64');
         const problem = checkIntegerRange(n, type.scalar);
-        if (problem !== undefined) this.fail(first, `${problem} (field '${field.name}')`, path);
+        if (problem !== undefined) {
+          // protobuf's TextFormat wording for a value its type cannot hold leads.
+          const lead = / is out of range for /.test(problem) ? `Integer out of range (${n}): ` : '';
+          this.fail(first, `${lead}${problem} (field '${field.name}')`, path);
+        }
         return Number(n);
       }
     }
@@ -295,18 +299,32 @@ class TextParser {
     let negative = false;
     let t = first;
     if (this.isSymbol(t, '-')) {
-      if (!signed) this.fail(t, `negative value for unsigned field '${field.name}'`, path);
+      // protobuf's TextFormat wording first (what tritonserver logs), then which field.
+      if (!signed)
+        this.fail(t, `Expected integer, got: - (negative value for unsigned field '${field.name}')`, path);
       negative = true;
       t = this.next();
     }
-    if (t.kind !== 'number')
-      this.fail(t, `expected an integer for field '${field.name}', got ${this.describe(t)}`, path);
+    if (t.kind !== 'number') {
+      const got = t.kind === 'end' ? 'end of file' : t.text;
+      this.fail(
+        t,
+        `Expected integer, got: ${got} (expected an integer for field '${field.name}', got ${this.describe(t)})`,
+        path,
+      );
+    }
     const text = t.text;
     let value: bigint;
     if (/^0[xX][0-9A-Fa-f]+$/.test(text)) value = BigInt(text);
     else if (/^0[0-7]+$/.test(text)) value = BigInt(`0o${text.slice(1)}`);
     else if (/^[0-9]+$/.test(text)) value = BigInt(text);
-    else return this.fail(t, `expected an integer for field '${field.name}', got '${text}'`, path);
+    else {
+      return this.fail(
+        t,
+        `Expected integer, got: ${text} (expected an integer for field '${field.name}', got '${text}')`,
+        path,
+      );
+    }
     return negative ? -value : value;
   }
 
