@@ -3,7 +3,11 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 
-/** What models_staging/food_classifier/1/model.py imports beyond the standard library. */
+/**
+ * What models_staging's Python models (food_classifier, food_preprocess) import beyond the standard
+ * library: the table in models_staging/README.md, which packages/deploy/test/python-interpreter.test.ts
+ * checks against the files and this list.
+ */
 export const PYTHON_MODULES = ['numpy', 'PIL'];
 
 /**
