@@ -64,15 +64,25 @@ def _read_exact(stream, n):
     return buf
 
 
+# Frames of these directories are left out of error reports: the stub's own, and the machinery
+# that runs coroutines on the stub's event loop.
+_HIDDEN_DIRS = (STUB_DIR, os.path.dirname(asyncio.__file__), os.path.dirname(concurrent.futures.__file__))
+
+
 def format_exception(error):
     """`Type: message` and the frames, innermost first, like Triton's stub reports errors."""
     lines = [f"{type(error).__name__}: {error}", "", "At:"]
     frames = traceback.extract_tb(error.__traceback__)
     for frame in reversed(frames):
-        if os.path.dirname(os.path.abspath(frame.filename)) == STUB_DIR:
+        if os.path.dirname(os.path.abspath(frame.filename)) in _HIDDEN_DIRS:
             continue
         lines.append(f"  {frame.filename}({frame.lineno}): {frame.name}")
     return "\n".join(lines) + "\n"
+
+
+def format_traceback(error):
+    """Python's own traceback of `error`, as Triton logs an exception of a background coroutine."""
+    return "".join(traceback.TracebackException.from_exception(error).format())
 
 
 def init_error(error):
@@ -127,7 +137,10 @@ def response_entry(response, chunks, offset):
         error = response.error()
         return {"error": {"message": error.message(), "code": error._code_name()}}, offset
     refs, offset = tensors_to_refs(response.output_tensors(), chunks, offset)
-    return {"outputs": refs}, offset
+    entry = {"outputs": refs}
+    if response._parameters:
+        entry["parameters"] = pb_utils._parameters_wire(response._parameters)
+    return entry, offset
 
 
 class Channel:
@@ -215,7 +228,7 @@ class Channel:
             "model_name": request._model_name,
             "model_version": "" if version in (None, -1, "-1", "") else str(version),
             "request_id": request.request_id() or "",
-            "parameters": request._parameters,
+            "parameters": pb_utils._parameters_wire(request._parameters),
             "requested_outputs": request.requested_output_names(),
             "timeout": int(request.timeout() or 0),
             "inputs": refs,
@@ -233,6 +246,7 @@ class Channel:
             response = pb_utils.InferenceResponse(error=pb_utils._error_from_name(err["message"], err["code"]))
         else:
             response = pb_utils.InferenceResponse(output_tensors=refs_to_tensors(header["outputs"], payload))
+            response._parameters = pb_utils._parameters_from_wire(header.get("parameters"))
         future.set_result(response)
 
     # Responses and logs --------------------------------------------------------------------------
@@ -249,6 +263,7 @@ def load_model_module(path):
     directory = os.path.dirname(os.path.abspath(path))
     if directory not in sys.path:
         sys.path.insert(1, directory)
+    pb_utils._set_model_dir(directory)
     spec = importlib.util.spec_from_file_location("model", path)
     module = importlib.util.module_from_spec(spec)
     sys.modules["model"] = module
@@ -258,21 +273,37 @@ def load_model_module(path):
     return module.TritonPythonModel
 
 
+DECOUPLED_RETURN = "Python model is using the decoupled mode and the execute function must return None."
+
+
 class Stub:
+    """Serves one model instance. Coroutines (`async def execute`, and `initialize` / `finalize`)
+    run on the stub's event loop, a daemon thread running forever as in Triton's stub, so tasks a
+    model starts (`asyncio.create_task`) keep running after `execute` returns. A non-decoupled
+    model's coroutine is waited for; a decoupled one's runs in the background (its responses go
+    through the senders), so the next requests are executed while it runs."""
+
     def __init__(self, channel, model_path):
         self.channel = channel
         self.model_path = model_path
         self.model = None
         self.decoupled = False
-        self.loop = None
+        self._loop = None
+
+    def event_loop(self):
+        if self._loop is None:
+            loop = asyncio.new_event_loop()
+            asyncio.set_event_loop(loop)
+            threading.Thread(target=loop.run_forever, name="tritonserver-ts-stub-asyncio", daemon=True).start()
+            self._loop = loop
+        return self._loop
+
+    def run_coroutine(self, coroutine):
+        """Runs `coroutine` on the event loop and waits for its result (or exception)."""
+        return asyncio.run_coroutine_threadsafe(coroutine, self.event_loop()).result()
 
     def run_maybe_async(self, value):
-        if inspect.isawaitable(value):
-            if self.loop is None:
-                self.loop = asyncio.new_event_loop()
-                asyncio.set_event_loop(self.loop)
-            return self.loop.run_until_complete(value)
-        return value
+        return self.run_coroutine(value) if inspect.isawaitable(value) else value
 
     def serve(self):
         while True:
@@ -294,9 +325,12 @@ class Stub:
             config = pb_utils.ModelConfig(header["config"])
             method = getattr(cls, "auto_complete_config", None)
             if method is not None:
-                result = method(config)
-                if result is not None:
-                    config = result
+                config = method(config)
+                if not isinstance(config, pb_utils.ModelConfig):
+                    name = header["config"].get("name", "") if isinstance(header["config"], dict) else ""
+                    raise pb_utils.TritonModelException(
+                        f"auto_complete_config function in model '{name}' must return a valid pb.ModelConfig object."
+                    )
             self.channel.write({"type": "auto_complete_done", "config": config.as_dict(), "defined": method is not None})
         except BaseException as error:  # noqa: BLE001 - reported to the server
             self.channel.write(init_error(error))
@@ -318,18 +352,30 @@ class Stub:
         requests = []
         try:
             for i, entry in enumerate(header["requests"]):
-                request = pb_utils.InferenceRequest(
+                request = pb_utils.InferenceRequest._received(
                     inputs=refs_to_tensors(entry["inputs"], payload),
                     requested_output_names=entry["requested_outputs"],
                     request_id=entry["id"],
                     correlation_id=entry["correlation_id"],
                     flags=entry["flags"],
-                    parameters=entry["parameters"],
+                    parameters_json=entry["parameters"],
                 )
                 request._sender = pb_utils.InferenceResponseSender(batch, i, self.decoupled, request)
                 requests.append(request)
             self.channel.track(batch, requests)
-            result = self.run_maybe_async(self.model.execute(requests))
+            execute = getattr(self.model, "execute", None)
+            if execute is None:
+                raise pb_utils.TritonModelException(
+                    f"Python model {self.model_path} does not implement `execute` method."
+                )
+            result = execute(requests)
+            if asyncio.iscoroutine(result):
+                if self.decoupled:
+                    # As Triton: not waited for; the instance takes its next requests meanwhile.
+                    self.run_in_background(result, batch, requests)
+                    self._done(batch, requests, {}, keep=True)
+                    return
+                result = self.run_coroutine(result)
         except BaseException as error:  # noqa: BLE001
             self._done(batch, requests, {"error": format_exception(error)})
             return
@@ -338,14 +384,10 @@ class Stub:
             self._done(batch, requests, {}, keep=True)
             return
         if self.decoupled:
-            self._done(
-                batch,
-                requests,
-                {"error": "Python model is using the decoupled mode and the execute function must return None."},
-            )
+            self._done(batch, requests, {"error": DECOUPLED_RETURN})
             return
         problem = None
-        if not isinstance(result, (list, tuple)):
+        if not isinstance(result, list):
             problem = f"Expected a list in the execute return, found type '{type(result)}'."
         elif len(result) != len(requests):
             problem = (
@@ -387,6 +429,33 @@ class Stub:
             return
         self._done(batch, requests, {"responses": entries}, chunks, keep=any(e is None for e in entries))
 
+    def run_in_background(self, coroutine, batch, requests):
+        """A decoupled model's `async def execute`: runs on the event loop while the stub serves on.
+        If it raises (or returns something), the error is logged as Triton logs it, and (beyond
+        Triton, whose requests then wait forever) every request of the call still open gets it as
+        an error final response."""
+        future = asyncio.run_coroutine_threadsafe(coroutine, self.event_loop())
+
+        def finished(done):
+            if done.cancelled():
+                return
+            error = done.exception()
+            if error is not None:
+                self.channel.log(2, format_traceback(error))
+                self._fail_open(batch, requests, format_exception(error))
+            elif done.result() is not None:
+                self.channel.log(2, DECOUPLED_RETURN)
+                self._fail_open(batch, requests, DECOUPLED_RETURN)
+
+        future.add_done_callback(finished)
+
+    def _fail_open(self, batch, requests, message):
+        """Closes the senders of `requests` and has the server fail those still open with `message`."""
+        for request in requests:
+            request._sender._closed = True
+        self.channel.untrack(batch)
+        self.channel.write({"type": "execute_error", "batch": batch, "error": message})
+
     def _done(self, batch, requests, fields, chunks=(), keep=False):
         """Sends `execute_done`; an error closes every sender (the server fails the whole batch)."""
         if "error" in fields or not keep:
@@ -406,6 +475,8 @@ class Stub:
                 self.run_maybe_async(fin())
         except BaseException as e:  # noqa: BLE001
             error = format_exception(e)
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
         self.channel.write({"type": "finalized", **({"error": error} if error else {})})
 
 

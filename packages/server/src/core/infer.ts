@@ -434,7 +434,7 @@ export function prepareRequest(
       let error = r.error;
       if (r.outputs !== undefined) {
         try {
-          response = buildResponse(serving, request, prepared, r.outputs, options, true);
+          response = buildResponse(serving, request, prepared, r.outputs, options, true, r.parameters);
         } catch (e) {
           error = toServerError(e);
         }
@@ -474,19 +474,28 @@ export async function runPrepared(
       // A backend without the per-request path (e.g. ONNX Runtime) on a model configured decoupled
       // answers each request whole: as in tritonserver, that is one response flagged final.
       request.onResponse({
-        response: buildResponse(serving, request, prepared, result.outputs, options, false),
+        response: buildResponse(
+          serving,
+          request,
+          prepared,
+          result.outputs,
+          options,
+          false,
+          result.parameters,
+        ),
         final: true,
       });
     }
     // A decoupled request's responses went to onResponse; this marks its completion.
     return buildResponse(serving, request, prepared, new Map(), options, true);
   }
-  return buildResponse(serving, request, prepared, result.outputs, options, false);
+  return buildResponse(serving, request, prepared, result.outputs, options, false, result.parameters);
 }
 
 /**
  * The response to a request from the model's outputs: the requested outputs, classification and
  * shared memory applied. `partial`: a decoupled model's response, which may carry only some of them.
+ * `parameters`: the response's own (a Python model's), handed on as they are.
  */
 function buildResponse(
   serving: ServingVersion,
@@ -495,6 +504,7 @@ function buildResponse(
   produced: ReadonlyMap<string, PackedTensor>,
   options: InferOptions,
   partial: boolean,
+  parameters?: Readonly<Record<string, ParameterValue>>,
 ): CoreInferResponse {
   const labels = serving.definition.labels;
   // A requested output the model did not produce is left out, as in Triton's responses (a Python
@@ -521,6 +531,7 @@ function buildResponse(
     modelName: serving.name,
     modelVersion: String(serving.version),
     ...(request.id !== undefined && request.id !== '' ? { id: request.id } : {}),
+    ...(parameters !== undefined ? { parameters } : {}),
     outputs,
   };
 }

@@ -139,6 +139,11 @@ export interface CoreInferResponse {
   readonly modelName: string;
   readonly modelVersion: string;
   readonly id?: string;
+  /**
+   * The response's parameters (a Python model's `InferenceResponse(parameters=…)`): the JSON
+   * `parameters` of an HTTP response, the `parameters` map of a gRPC one.
+   */
+  readonly parameters?: Readonly<Record<string, ParameterValue>>;
   readonly outputs: readonly CoreInferOutput[];
 }
 

@@ -7,6 +7,7 @@
 import { tensorDataToBytes } from '@tritonserver-ts/client/protocol';
 import {
   ModelInferResponseSchema,
+  toInferParameters,
   type InferParameter,
   type ModelInferResponse,
 } from '@tritonserver-ts/client/protocol/grpc';
@@ -19,7 +20,11 @@ export function boolParameter(value: boolean): Init<InferParameter> {
   return { parameterChoice: { case: 'boolParam', value } };
 }
 
-/** Builds the protobuf response of a core response. */
+/**
+ * Builds the protobuf response of a core response: its own parameters (a Python model's), then
+ * `parameters` (the front end's, e.g. `triton_final_response`, which win over a model's of the same
+ * name, as tritonserver sets its own last).
+ */
 export function encodeGrpcInferResponse(
   response: CoreInferResponse,
   parameters: Readonly<Record<string, Init<InferParameter>>> = {},
@@ -55,7 +60,10 @@ export function encodeGrpcInferResponse(
     modelName: response.modelName,
     modelVersion: response.modelVersion,
     id: response.id ?? '',
-    parameters,
+    parameters:
+      response.parameters === undefined
+        ? parameters
+        : { ...toInferParameters(response.parameters), ...parameters },
     outputs,
     rawOutputContents: raw,
   });

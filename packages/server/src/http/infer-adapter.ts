@@ -132,7 +132,10 @@ export function toInferReply(
   decoded: HttpInferRequest,
   acceptEncoding: string | undefined,
 ): HttpReply | Promise<HttpReply> {
-  let binaryOnly = (response.id === undefined || response.id === '') && response.outputs.length > 0;
+  let binaryOnly =
+    (response.id === undefined || response.id === '') &&
+    response.parameters === undefined &&
+    response.outputs.length > 0;
   for (let i = 0; binaryOnly && i < response.outputs.length; i++) {
     const o = response.outputs[i] as CoreInferOutput;
     binaryOnly = o.sharedMemory === undefined && outputWantsBinary(decoded, o.name);
@@ -252,6 +255,7 @@ function encodeResponse(
     modelName: response.modelName,
     modelVersion: response.modelVersion,
     ...(response.id !== undefined ? { id: response.id } : {}),
+    ...(response.parameters !== undefined ? { parameters: { ...response.parameters } } : {}),
     outputs,
   });
 }

@@ -63,6 +63,11 @@ export interface InstanceResponse {
   readonly outputs?: ReadonlyMap<string, PackedTensor>;
   /** This request's error (typically the core's `ServerError`). */
   readonly error?: Error;
+  /**
+   * The response's parameters (a Python model's `InferenceResponse(parameters=…)`): bool, int64
+   * (`bigint` beyond 2^53) or string values; they reach the client with the response.
+   */
+  readonly parameters?: Readonly<Record<string, string | number | bigint | boolean>>;
   /** The request's last response (Triton's `TRITONSERVER_RESPONSE_COMPLETE_FINAL`). */
   readonly final: boolean;
 }

@@ -401,6 +401,7 @@ export class SchedulingEngine implements Scheduler {
       entry: QueuedRequest,
       outputs: ReadonlyMap<string, PackedTensor>,
       error?: Error,
+      parameters?: SchedulerResponse['parameters'],
     ) => {
       const run: Settle = () => {
         if (error !== undefined) {
@@ -423,7 +424,7 @@ export class SchedulingEngine implements Scheduler {
             queueNs: start - entry.enqueuedAt > 0n ? start - entry.enqueuedAt : 0n,
             timings: t,
           });
-          entry.resolve({ outputs });
+          entry.resolve(parameters === undefined ? { outputs } : { outputs, parameters });
         }
         this.finishOne();
       };
@@ -434,6 +435,7 @@ export class SchedulingEngine implements Scheduler {
     const requests: InstanceRequest[] = entries.map((entry, i) => {
       const r = entry.request;
       let last: ReadonlyMap<string, PackedTensor> = new Map();
+      let lastParameters: SchedulerResponse['parameters'];
       return {
         inputs: r.inputs,
         requestedOutputs: r.requestedOutputs ?? [],
@@ -449,14 +451,18 @@ export class SchedulingEngine implements Scheduler {
           if (r.onResponse !== undefined) {
             r.onResponse({
               ...(response.outputs !== undefined ? { outputs: response.outputs } : {}),
+              ...(response.parameters !== undefined ? { parameters: response.parameters } : {}),
               ...(error !== undefined ? { error } : {}),
               final: response.final,
             });
             if (response.final) settle(i, entry, new Map());
             return;
           }
-          if (response.outputs !== undefined) last = response.outputs;
-          if (response.final) settle(i, entry, last, error);
+          if (response.outputs !== undefined) {
+            last = response.outputs;
+            lastParameters = response.parameters;
+          }
+          if (response.final) settle(i, entry, last, error, lastParameters);
         },
       };
     });

@@ -70,6 +70,8 @@ export interface SchedulerRequest {
 /** One response of a request to a decoupled model (see {@link SchedulerRequest.onResponse}). */
 export interface SchedulerStreamResponse {
   readonly outputs?: ReadonlyMap<string, PackedTensor>;
+  /** The response's parameters (per-request backends: a Python model's response parameters). */
+  readonly parameters?: Readonly<Record<string, ParameterValue>>;
   readonly error?: ServerError;
   readonly final: boolean;
 }
@@ -81,6 +83,8 @@ export type SchedulerActivity =
 /** What the scheduler returns for one request: that request's rows of every model output. */
 export interface SchedulerResponse {
   readonly outputs: ReadonlyMap<string, PackedTensor>;
+  /** The response's parameters, when the backend gave it any (Python models). */
+  readonly parameters?: Readonly<Record<string, ParameterValue>>;
 }
 
 /** Schedules requests of one model version onto its instances. */

@@ -404,3 +404,5 @@ const SIMPLE_TENSORS = {
 function simpleConfig(name: string): string {
   return pythonConfig(name, SIMPLE_TENSORS);
 }
+
+export * from './python-usage-models.js';

@@ -42,8 +42,9 @@ describe('python backend: a model.py served by the embedded server', () => {
     expect(r.status).toBe(200);
     expect(outputData(r.body, 'OUTPUT0')).toEqual([11, 22, 33, 44]);
     expect(outputData(r.body, 'OUTPUT1')).toEqual([-9, -18, -27, -36]);
-    // Triton consumes priority and the sequence parameters (correlation id, flags START = 1).
-    expect(outputData(r.body, 'INFO')).toEqual(['req-1|42|1|{"color": "red", "n": 3}']);
+    // Triton consumes priority and the sequence parameters (correlation id, flags START = 1); the
+    // rest reach request.parameters() as compact JSON, as Triton's backend writes it.
+    expect(outputData(r.body, 'INFO')).toEqual(['req-1|42|1|{"color":"red","n":3}']);
   });
 
   it('hands the model int64 parameters exactly, beyond 2^53', async () => {
@@ -60,7 +61,7 @@ describe('python backend: a model.py served by the embedded server', () => {
     });
     const info = (r.outputs.find((o) => o.name === 'INFO')?.tensor.data as BytesList).toArray();
     expect(Buffer.from(info[0] ?? []).toString()).toBe(
-      'big|0|0|{"big": 1152921504606846977, "small": -3, "text": "a\\"b"}',
+      'big|0|0|{"big":1152921504606846977,"small":-3,"text":"a\\"b"}',
     );
   });
 

@@ -54,6 +54,37 @@ function kindOf(code: string): ServerErrorKind {
   return TRITON_ERROR_KINDS.has(code) ? (code as ServerErrorKind) : 'INTERNAL';
 }
 
+/** A response parameter as the stub sends it: `[key, kind, value]`, integers as decimal text. */
+type WireParameter = readonly [key: string, kind: 'bool' | 'int' | 'string', value: boolean | string];
+
+/**
+ * A response's parameters from the stub's `[key, kind, value]` entries (the stub checked them as
+ * Triton does: str keys; bool, int64 or str values). Integers beyond 2^53 stay exact (`bigint`).
+ */
+export function parametersFromWire(entries: unknown): Record<string, ParameterValue> | undefined {
+  if (!Array.isArray(entries) || entries.length === 0) return undefined;
+  const parameters: Record<string, ParameterValue> = {};
+  for (const [key, kind, value] of entries as WireParameter[]) {
+    if (kind === 'int') {
+      const n = BigInt(value);
+      parameters[key] =
+        n >= BigInt(Number.MIN_SAFE_INTEGER) && n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n;
+    } else {
+      parameters[key] = value;
+    }
+  }
+  return parameters;
+}
+
+/** A core response's parameters as the stub's entries (BLS responses). */
+function parametersToWire(parameters: Readonly<Record<string, ParameterValue>> | undefined): WireParameter[] {
+  return Object.entries(parameters ?? {}).map(([key, value]): WireParameter => {
+    if (typeof value === 'boolean') return [key, 'bool', value];
+    if (typeof value === 'string') return [key, 'string', value];
+    return [key, 'int', typeof value === 'bigint' ? value.toString() : String(Math.trunc(value))];
+  });
+}
+
 /**
  * The request's parameters (those the model sees) as the JSON text `InferenceRequest.parameters()`
  * returns. An int64 parameter (a bigint) is written as its decimal digits, so values beyond 2^53
@@ -74,6 +105,8 @@ function parametersJson(parameters: Readonly<Record<string, ParameterValue>>): s
 interface Batch {
   readonly requests: readonly InstanceRequest[];
   readonly finished: boolean[];
+  /** Non-decoupled requests whose one response went out through the sender (not final yet). */
+  readonly answered: boolean[];
   executeDone: boolean;
   readonly sentAt: bigint;
   readonly computeInputNs: bigint;
@@ -272,6 +305,7 @@ export class PythonModelInstance implements RuntimeModelInstance {
       const batch: Batch = {
         requests,
         finished: requests.map(() => false),
+        answered: requests.map(() => false),
         executeDone: false,
         sentAt,
         computeInputNs: sentAt - t0,
@@ -338,11 +372,23 @@ export class PythonModelInstance implements RuntimeModelInstance {
     this.#failStub(stub, why);
   }
 
+  /**
+   * Fails every request of `batch` without its final response. A non-decoupled request whose one
+   * response already went out through its sender keeps that response (the error is logged): as
+   * Triton, where the front end has the request's response and discards what comes after it.
+   */
   #failBatch(batch: Batch, message: string): void {
     const error = new ServerError('INTERNAL', message);
     batch.requests.forEach((r, i) => {
       if (batch.finished[i] === true) return;
       batch.finished[i] = true;
+      if (batch.answered[i] === true) {
+        this.#settings.log?.warn(
+          `model instance '${this.name}': request '${r.id}' already has its response; the error that followed is dropped: ${message}`,
+        );
+        r.respond({ final: true });
+        return;
+      }
       r.respond({ error, final: true });
     });
     this.#finishExecute(batch, process.hrtime.bigint(), 0n);
@@ -401,6 +447,9 @@ export class PythonModelInstance implements RuntimeModelInstance {
       case 'response':
         this.#onStreamResponse(h, frame.payload);
         return;
+      case 'execute_error':
+        this.#onBackgroundError(h);
+        return;
       case 'bls':
         void this.#onBls(stub, h, frame.payload);
         return;
@@ -416,7 +465,9 @@ export class PythonModelInstance implements RuntimeModelInstance {
   #response(
     entry: Record<string, unknown>,
     payload: Uint8Array,
-  ): { outputs: ReadonlyMap<string, PackedTensor> } | { error: ServerError } {
+  ):
+    | { outputs: ReadonlyMap<string, PackedTensor>; parameters?: Readonly<Record<string, ParameterValue>> }
+    | { error: ServerError } {
     const wireError = entry.error as WireError | undefined;
     if (wireError !== undefined) return { error: new ServerError(kindOf(wireError.code), wireError.message) };
     let tensors: PackedTensor[];
@@ -431,7 +482,8 @@ export class PythonModelInstance implements RuntimeModelInstance {
       if (problem !== undefined) return { error: new ServerError('INTERNAL', problem) };
       outputs.set(t.name, t);
     }
-    return { outputs };
+    const parameters = parametersFromWire(entry.parameters);
+    return parameters === undefined ? { outputs } : { outputs, parameters };
   }
 
   #checkOutput(t: PackedTensor): string | undefined {
@@ -464,6 +516,10 @@ export class PythonModelInstance implements RuntimeModelInstance {
     if (batch === undefined) return;
     const doneAt = process.hrtime.bigint();
     if (typeof h.error === 'string') {
+      // Logged as Triton's stub logs it, then answered as its backend answers each request.
+      this.#settings.log?.error(
+        `Failed to process the request(s) for model '${this.name}', message: ${h.error}`,
+      );
       this.#release(h.batch as number, batch);
       this.#failBatch(
         batch,
@@ -495,8 +551,24 @@ export class PythonModelInstance implements RuntimeModelInstance {
     const final = h.final === true;
     if (final) batch.finished[index] = true;
     const hasResponse = h.error !== undefined || h.outputs !== undefined;
-    request.respond({ ...(hasResponse ? this.#response(h, payload) : {}), final });
+    const response = hasResponse ? this.#response(h, payload) : {};
+    if (!this.#decoupled && 'outputs' in response) batch.answered[index] = true;
+    request.respond({ ...response, final });
     if (batch.executeDone && batch.finished.every(Boolean)) this.#release(h.batch as number, batch);
+  }
+
+  /**
+   * A decoupled model's `async def execute` raised (or returned a value) after the instance had
+   * moved on: the stub logged it; the call's requests still open fail with it.
+   */
+  #onBackgroundError(h: Frame['header']): void {
+    const batch = this.#batches.get(h.batch as number);
+    if (batch === undefined) return;
+    this.#release(h.batch as number, batch);
+    this.#failBatch(
+      batch,
+      `Failed to process the request(s) for model instance '${this.name}', message: ${String(h.error)}`,
+    );
   }
 
   #onLog(h: Frame['header']): void {
@@ -529,7 +601,7 @@ export class PythonModelInstance implements RuntimeModelInstance {
     }
     try {
       const inputs = decodeTensors(h.inputs, payload, 'input');
-      const parameters = (h.parameters ?? {}) as Record<string, string | number | boolean>;
+      const parameters = parametersFromWire(h.parameters) ?? {};
       const timeout = Number(h.timeout ?? 0);
       const request: CoreInferRequest = {
         modelName: typeof h.model_name === 'string' ? h.model_name : '',
@@ -542,7 +614,16 @@ export class PythonModelInstance implements RuntimeModelInstance {
       const response = await this.#host.infer(request);
       const out = new PayloadBuilder();
       const refs = response.outputs.map((o) => out.add(o.tensor));
-      stub.send({ type: 'bls_response', call, outputs: refs }, out.chunks);
+      const answered = parametersToWire(response.parameters);
+      stub.send(
+        {
+          type: 'bls_response',
+          call,
+          outputs: refs,
+          ...(answered.length > 0 ? { parameters: answered } : {}),
+        },
+        out.chunks,
+      );
     } catch (error) {
       if (error instanceof ServerError) fail(error.kind, error.message);
       else fail('INTERNAL', error instanceof Error ? error.message : String(error));
