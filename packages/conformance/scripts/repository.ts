@@ -1,19 +1,42 @@
 /**
  * The conformance model repository: the test models of `@tritonserver-ts/server/testing`
- * (`writeTestModelRepository`) plus `py_decoupled`, the generated decoupled Python-backend model
+ * (`writeTestModelRepository`) plus generated Python-backend models: `py_decoupled`
  * (`decoupledPythonModel`: INT32 IN [1] = n → n responses OUT = 0..n-1, then the final flag) that
- * the `ModelStreamInfer` cases use. The same files serve a real Triton (its Python backend).
+ * the `ModelStreamInfer` cases use, and the models of `test/python-backend.test.ts` (response
+ * senders, response parameters, `async def execute`, `TritonError` codes, a decoupled policy set in
+ * `auto_complete_config`). The same files serve a real Triton (its Python backend).
  */
 import {
+  asyncExecutePythonModel,
+  decoupledPolicyPythonModel,
   decoupledPythonModel,
+  errorCodePythonModel,
+  responseParametersPythonModel,
+  responseSenderPythonModel,
   writePythonModels,
   writeTestModelRepository,
+  type GeneratedPythonModel,
 } from '@tritonserver-ts/server/testing';
+
+/** The Python-backend models of the suite, beside the server's test models. */
+export function conformancePythonModels(): GeneratedPythonModel[] {
+  return [
+    decoupledPythonModel(),
+    responseSenderPythonModel('py_response_sender', { decoupled: false, async: false }),
+    responseSenderPythonModel('py_response_sender_decoupled', { decoupled: true, async: false }),
+    responseSenderPythonModel('py_response_sender_decoupled_async', { decoupled: true, async: true }),
+    responseParametersPythonModel('py_response_parameters'),
+    responseParametersPythonModel('py_response_parameters_decoupled', { decoupled: true }),
+    asyncExecutePythonModel('py_async_execute'),
+    errorCodePythonModel('py_error_code'),
+    decoupledPolicyPythonModel('py_decoupled_policy'),
+  ];
+}
 
 /** Writes the repository into `dir`; returns the model names. */
 export async function writeConformanceRepository(dir: string): Promise<string[]> {
   const repo = await writeTestModelRepository(dir);
-  const decoupled = decoupledPythonModel();
-  await writePythonModels(dir, [decoupled]);
-  return [...repo.models.map((m) => m.name), decoupled.name];
+  const python = conformancePythonModels();
+  await writePythonModels(dir, python);
+  return [...repo.models.map((m) => m.name), ...python.map((m) => m.name)];
 }
