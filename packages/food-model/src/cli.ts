@@ -1,19 +1,48 @@
 #!/usr/bin/env node
 /**
- * `node dist/cli.js build|ensure|calibrate-ood|model-card`: `build` always rebuilds the Food-11 model; `ensure`
+ * `node dist/cli.js build|ensure|calibrate-ood|model-card|import <file>`: `import` turns a model trained
+ * elsewhere (a MobileNetV2 `food11.pth` or an ONNX file) into the served model (`src/import/`); `build` always rebuilds the Food-11 model; `ensure`
  * rebuilds only when the model is missing or its recorded inputs changed (a fast no-op otherwise);
  * `calibrate-ood` recomputes the out-of-distribution threshold of the built model and writes
  * `ood-calibration.json`; `model-card` writes `model-card.json` (trained classes, held-out photos
  * and the model's answers for them) from the build's report.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { buildFoodModel, summarize } from './build.js';
 import { buildInputsHash, ensureDecision } from './ensure.js';
+import { importModel } from './import/import-model.js';
+import { readProvenance } from './import/provenance.js';
 import { buildModelCard, MODEL_CARD_FILE, writeModelCard } from './model-card.js';
 import { calibrateOod, OOD_CALIBRATION_FILE, summarizeOod, writeOodCalibration } from './ood/calibrate.js';
-import { CACHE_DIR, MODEL_FILE, REPORT_FILE } from './paths.js';
+import { CACHE_DIR, MODEL_FILE, PROVENANCE_FILE, REPORT_FILE } from './paths.js';
 
-async function main(command: string | undefined): Promise<void> {
+async function main(command: string | undefined, args: readonly string[]): Promise<void> {
+  if (command === 'import') {
+    // `--repository <dir>`: import into another checkout (the tests' temporary copies).
+    const at = args.indexOf('--repository');
+    const repoRoot = at >= 0 ? args[at + 1] : undefined;
+    const rest = at >= 0 ? args.filter((_, i) => i !== at && i !== at + 1) : args;
+    const source = rest[0];
+    if (source === undefined || rest.length > 1 || (at >= 0 && repoRoot === undefined)) {
+      console.error('usage: npm run model:import -- <food11.pth | model.onnx> [--repository <dir>]');
+      process.exitCode = 2;
+      return;
+    }
+    const cwd = process.env.INIT_CWD ?? process.cwd();
+    const result = await importModel({
+      source: resolve(cwd, source),
+      ...(repoRoot === undefined ? {} : { repoRoot: resolve(cwd, repoRoot) }),
+      log: (line) => console.log(`  ${line}`),
+    });
+    console.log(`imported: ${result.modelFile} (sha256 ${result.provenance.modelSha256.slice(0, 12)}…)`);
+    console.log(`provenance: ${result.provenanceFile} (model:ensure keeps this model)`);
+    for (const c of result.configs.filter((e) => e.removed > 0))
+      console.log(`config: ${c.file}: the out-of-distribution output removed`);
+    console.log(`model card: ${result.cardFile} (all 11 classes, trained elsewhere, no held-out figures)`);
+    console.log(`out-of-distribution signal switched off: ${result.oodDisabled}`);
+    return;
+  }
   if (command === 'calibrate-ood') {
     const calibration = await calibrateOod({ log: (line) => console.log(`  ${line}`) });
     writeOodCalibration(calibration);
@@ -31,7 +60,7 @@ async function main(command: string | undefined): Promise<void> {
     return;
   }
   if (command !== 'build' && command !== 'ensure') {
-    console.error('usage: cli.js build|ensure|calibrate-ood|model-card');
+    console.error('usage: cli.js build|ensure|calibrate-ood|model-card|import <file>');
     process.exitCode = 2;
     return;
   }
@@ -48,7 +77,7 @@ async function main(command: string | undefined): Promise<void> {
     throw error;
   }
   if (command === 'ensure') {
-    const decision = ensureDecision(MODEL_FILE, REPORT_FILE, inputsHash);
+    const decision = ensureDecision(MODEL_FILE, REPORT_FILE, inputsHash, PROVENANCE_FILE);
     const took = `checked in ${(performance.now() - started).toFixed(0)} ms`;
     if (decision.action === 'up-to-date') {
       console.log(`food model up to date: ${MODEL_FILE} (${took})`);
@@ -69,9 +98,17 @@ async function main(command: string | undefined): Promise<void> {
   });
   console.log(summarize(report));
   console.log(`report: ${REPORT_FILE}`);
+  const imported = readProvenance(PROVENANCE_FILE);
+  if (imported) {
+    rmSync(PROVENANCE_FILE);
+    console.log(
+      `replaced the model imported from ${imported.source.file}; its configs and model card are still the ` +
+        `imported model's: git restore models_staging packages/food-model/model-card.json`,
+    );
+  }
 }
 
-main(process.argv[2]).catch((error: unknown) => {
+main(process.argv[2], process.argv.slice(3)).catch((error: unknown) => {
   console.error(error instanceof Error ? (error.stack ?? error.message) : error);
   process.exitCode = 1;
 });

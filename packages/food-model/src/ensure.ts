@@ -12,6 +12,7 @@ import type { BuildReport } from './build.js';
 import { locateNsfwjsMobileNetV2 } from './convert/tfjs-artifacts.js';
 import { listPhotos } from './dataset.js';
 import { packageVersion } from './packages.js';
+import { readProvenance } from './import/provenance.js';
 import { MODEL_CONFIG_FILE, PACKAGE_DIR } from './paths.js';
 import { preprocessConfigId, preprocessImplementationId, servingPreprocessConfig } from './preprocessing.js';
 
@@ -63,9 +64,32 @@ export type EnsureDecision =
 
 /**
  * Decides whether to build: when the model is missing, or when it is the recorded demo build and
- * its inputs changed. A model.onnx that is not the recorded build output is never overwritten.
+ * its inputs changed. A model.onnx that is not the recorded build output is never overwritten, nor
+ * is one that `model:import` wrote (`provenanceFile` describes it): not even when it is missing,
+ * as the configs were rewritten for it.
  */
-export function ensureDecision(modelFile: string, reportFile: string, inputsHash: string): EnsureDecision {
+export function ensureDecision(
+  modelFile: string,
+  reportFile: string,
+  inputsHash: string,
+  provenanceFile?: string,
+): EnsureDecision {
+  const provenance = provenanceFile === undefined ? undefined : readProvenance(provenanceFile);
+  if (provenance) {
+    const from = `imported from ${provenance.source.file}, see ${provenanceFile}`;
+    if (!existsSync(modelFile)) {
+      return {
+        action: 'keep-foreign',
+        reason:
+          `model.onnx is missing but was ${from}: run model:import again (or delete that file and ` +
+          `restore the demo's configs with git restore models_staging packages/food-model/model-card.json)`,
+      };
+    }
+    return {
+      action: 'keep-foreign',
+      reason: `model.onnx was ${from} (trained elsewhere); run model:build to replace it with the demo model`,
+    };
+  }
   if (!existsSync(modelFile)) return { action: 'build', reason: 'model file is missing' };
   let report: Partial<BuildReport> | undefined;
   try {

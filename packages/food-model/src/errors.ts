@@ -10,7 +10,9 @@ export type FoodModelErrorCode =
   | 'TRAINING_FAILED'
   | 'NONFOOD_IMAGES_MISSING'
   | 'CALIBRATION_INVALID'
-  | 'MODEL_CARD_STALE';
+  | 'MODEL_CARD_STALE'
+  | 'IMPORT_FAILED'
+  | 'IMPORT_PYTHON_MISSING';
 
 /** Error with a stable {@link FoodModelErrorCode}, thrown by the converter, the dataset loader and the build. */
 export class FoodModelError extends Error {

