@@ -17,7 +17,12 @@ import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { TritonClient } from '@tritonserver-ts/client';
-import { commandLine, processGroup, waitUntilGone } from '@tritonserver-ts/server/testing';
+import {
+  commandLine,
+  processGroup,
+  sharedMemoryObjects,
+  waitUntilGone,
+} from '@tritonserver-ts/server/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { settingsOf } from '../src/tune/search-space.js';
@@ -34,7 +39,10 @@ const started: number[] = [];
 beforeAll(async () => {
   embedded = await startEmbedded({
     testModels: ['simple'],
-    identity: [{ name: 'tune_stop', delayMs: 10, maxBatchSize: 4, dims: [4] }],
+    identity: [
+      { name: 'tune_stop', delayMs: 10, maxBatchSize: 4, dims: [4] },
+      { name: 'slow_stop', delayMs: 3000, maxBatchSize: 0, dims: [4] },
+    ],
   });
   client = new TritonClient({ url: embedded.url });
   out = await mkdtemp(join(tmpdir(), 'perf-stop-'));
@@ -64,6 +72,8 @@ interface Run {
   readonly exit: { code: number | null; signal: NodeJS.Signals | null };
   /** From the signal to the last process of the command gone. */
   readonly stopMs: number;
+  /** The CLI's process id. */
+  readonly cli: number;
 }
 
 /**
@@ -76,6 +86,7 @@ async function npxStopped(
   when: RegExp,
   target: 'npm' | 'cli',
   signal: NodeJS.Signals,
+  then?: (cli: number) => Promise<void>,
 ): Promise<Run> {
   const child = spawn('npx', [bin, ...args], {
     cwd: root,
@@ -102,16 +113,32 @@ async function npxStopped(
   const cli = pids.find((p) => commandLine(p).includes(`.bin/${bin}`));
   expect(cli, pids.map(commandLine).join('\n')).toBeDefined();
   expect(pids.length).toBeGreaterThanOrEqual(3); // npm, its shell, the CLI
+  const ownShm = (name: string): boolean => name.startsWith(`perf_analyzer_ts_${String(cli)}_`);
+  if (args.includes('--shared-memory')) expect(sharedMemoryObjects(ownShm).length).toBeGreaterThan(0);
   const t0 = performance.now();
   process.kill(target === 'npm' ? npm : (cli as number), signal);
+  await then?.(cli as number);
   const left = await waitUntilGone(pids, STOP_WITHIN_MS);
   const stopMs = performance.now() - t0;
   expect(left.map(commandLine), `${stdout}\n${stderr}`).toEqual([]);
-  return { stdout, stderr, exit: await exit, stopMs };
+  // `--shared-memory system` objects of the CLI (perf_analyzer_ts_<pid>_…) are gone too.
+  expect(sharedMemoryObjects(ownShm)).toEqual([]);
+  return { stdout, stderr, exit: await exit, stopMs, cli: cli as number };
 }
 
 const hostPort = (url: string): string => url.replace(/^http:\/\//, '');
-const PERF = ['-m', 'simple', '--concurrency-range', '1:64', '-p', '300', '-s', '100'];
+const PERF = [
+  '-m',
+  'simple',
+  '--concurrency-range',
+  '1:64',
+  '-p',
+  '300',
+  '-s',
+  '100',
+  '--shared-memory',
+  'system',
+];
 const MEASURING = /concurrency 2: measuring/;
 
 describe('npx perf-analyzer-ts stops cleanly', () => {
@@ -159,6 +186,29 @@ describe('npx perf-analyzer-ts stops cleanly', () => {
     );
     expect(r.stdout).toContain('Concurrency: 1, throughput: ');
     expect(r.exit).toEqual({ code: 0, signal: null });
+  });
+});
+
+describe('npx perf-analyzer-ts stops at once on a second request', () => {
+  it('SIGTERM to npx, then SIGTERM to the CLI while 3-second requests are in flight: exit 143 at once', async () => {
+    let forcedAt = 0;
+    const r = await npxStopped(
+      'perf-analyzer-ts',
+      ['-m', 'slow_stop', '-u', hostPort(embedded.url), '--shape', 'INPUT0:4', '--shared-memory', 'system'],
+      /concurrency 1: measuring/,
+      'npm',
+      'SIGTERM',
+      async (cli) => {
+        // npm and its shell are gone at once; the CLI notices within a tick and waits for its request.
+        await new Promise((r) => setTimeout(r, 1200));
+        forcedAt = performance.now();
+        process.kill(cli, 'SIGTERM');
+      },
+    );
+    expect(r.stdout).toContain('Waiting for in-flight inferences to complete.\n');
+    expect(r.stdout).toContain('Interrupt signal (15) received.\nExiting immediately...\n');
+    // Well before the 3 s request could have finished.
+    expect(performance.now() - forcedAt).toBeLessThan(1500);
   });
 });
 

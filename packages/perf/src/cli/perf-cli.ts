@@ -4,10 +4,11 @@
  * or, under `npx`, npm being signalled or exiting: `stop-requests.ts`) stops the run cleanly
  * (in-flight requests finish, the levels measured so far are reported, as perf_analyzer's "Waiting
  * for in-flight inferences to complete."); a second one exits at once with 128 + the signal's
- * number (130 for SIGINT).
+ * number (130 for SIGINT), removing its `--shared-memory system` objects first.
  * @packageDocumentation
  */
 import { errorText, perfCli } from './perf-command.js';
+import { unlinkOwnSharedMemorySync } from '../load/shared-memory-regions.js';
 import { onStopRequests, type StopRequest } from './stop-requests.js';
 
 const SIGNAL_NUMBERS = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 } as const;
@@ -27,6 +28,7 @@ async function main(): Promise<void> {
       controller.abort();
     } else {
       process.stdout.write('Exiting immediately...\n');
+      unlinkOwnSharedMemorySync();
       process.exit(128 + n);
     }
   };

@@ -4,11 +4,12 @@
  * or, under `npx`, npm being signalled or exiting: `stop-requests.ts`) stops the sweep cleanly (the
  * current measurement ends, the model's own configuration is loaded again, what was measured is
  * reported); a second one exits at once with 128 + the signal's number (130 for SIGINT), leaving the
- * server with whatever configuration it had.
+ * server with whatever configuration it had (its `--shared-memory system` objects are removed).
  * @packageDocumentation
  */
 import { tuneCli } from '../tune/tune-command.js';
 import { errorText } from './perf-command.js';
+import { unlinkOwnSharedMemorySync } from '../load/shared-memory-regions.js';
 import { onStopRequests, type StopRequest } from './stop-requests.js';
 
 const SIGNAL_NUMBERS = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 } as const;
@@ -26,6 +27,7 @@ async function main(): Promise<void> {
       controller.abort();
     } else {
       process.stderr.write('Exiting immediately...\n');
+      unlinkOwnSharedMemorySync();
       process.exit(128 + n);
     }
   };

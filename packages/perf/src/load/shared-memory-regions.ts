@@ -6,6 +6,7 @@
  * tensors. Released (unregistered, unlinked) when the run stops.
  * @packageDocumentation
  */
+import { readdirSync, unlinkSync } from 'node:fs';
 import { unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -22,6 +23,30 @@ export const SHM_DIR = '/dev/shm';
 const CALL_TIMEOUT_MS = 10_000;
 
 let serial = 0;
+
+/** The prefix of this process's region names (and shared-memory objects). */
+const OWN_PREFIX = `perf_analyzer_ts_${process.pid}_`;
+
+/**
+ * Removes this process's shared-memory objects now, synchronously: for a CLI exiting at once
+ * (a second Ctrl+C) before its runs could release their regions. Registrations stay on the server.
+ */
+export function unlinkOwnSharedMemorySync(shmDir = SHM_DIR): void {
+  let names: string[];
+  try {
+    names = readdirSync(shmDir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (!name.startsWith(OWN_PREFIX)) continue;
+    try {
+      unlinkSync(join(shmDir, name));
+    } catch {
+      // Gone already.
+    }
+  }
+}
 
 /** The registered regions of a run. */
 export interface SystemSharedMemory {
@@ -54,7 +79,7 @@ export async function createSystemSharedMemory(
   outputByteSize: number,
   shmDir = SHM_DIR,
 ): Promise<SystemSharedMemory> {
-  const prefix = `perf_analyzer_ts_${process.pid}_${++serial}`;
+  const prefix = `${OWN_PREFIX}${++serial}`;
   // One object per region: the input's bytes, or an output's empty space.
   const pieces: { region: string; bytes: Uint8Array | undefined; size: number }[] = [];
   const inputs = dataset.streams.map((steps, s) =>
