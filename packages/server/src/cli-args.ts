@@ -3,6 +3,7 @@
  * can be tested; `cli.ts` runs the server.
  * @packageDocumentation
  */
+import { compileHeaderForwardPattern } from './core/header-forward.js';
 import { parseTraceConfig, type TraceSettings } from './core/trace.js';
 import {
   GRPC_MAX_MESSAGE_BYTES,
@@ -45,6 +46,15 @@ interface FlagSpec {
   readonly arg: string;
   readonly help: string;
   readonly default?: string;
+}
+
+/** `--http-header-forward-pattern`, compiled with Triton's case rules (`core/header-forward.ts`). */
+function httpHeaderForwardPattern(pattern: string): RegExp {
+  try {
+    return compileHeaderForwardPattern(pattern, '--http-header-forward-pattern');
+  } catch (error) {
+    throw new CliUsageError((error as Error).message);
+  }
 }
 
 /** Every accepted flag with its help text. */
@@ -202,7 +212,12 @@ export const FLAGS: Readonly<Record<string, FlagSpec>> = {
   'grpc-header-forward-pattern': {
     kind: 'string',
     arg: '<regex>',
-    help: 'gRPC metadata whose key matches this regex (case-insensitive) is added to inference requests as string parameters.',
+    help: 'gRPC metadata whose key matches this regex (case-insensitive; a leading (?-i) makes it case-sensitive) is added to inference requests as string parameters.',
+  },
+  'http-header-forward-pattern': {
+    kind: 'string',
+    arg: '<regex>',
+    help: 'HTTP headers whose name matches this regex (case-insensitive; a leading (?-i) makes it case-sensitive) are added to inference requests as string parameters.',
   },
   'grpc-infer-response-compression-level': {
     kind: 'string',
@@ -514,6 +529,9 @@ export function parseArgs(argv: readonly string[]): CliOptions {
     ...(values.has('trace-config') ? { trace: traceConfig(values.get('trace-config') ?? []) } : {}),
     ...(values.has('http-restricted-api')
       ? { httpRestrictedApi: restrictions(values.get('http-restricted-api') ?? []) }
+      : {}),
+    ...(one('http-header-forward-pattern') !== undefined
+      ? { httpHeaderForwardPattern: httpHeaderForwardPattern(one('http-header-forward-pattern') as string) }
       : {}),
     log: {
       log_verbose_level: int('log-verbose', 0),

@@ -13,6 +13,7 @@ export {
 } from './core/server.js';
 export { ServerError, type ServerErrorKind } from './core/errors.js';
 export { httpStatusForKind } from './http/status.js';
+export { compileHeaderForwardPattern } from './core/header-forward.js';
 export type * from './core/types.js';
 export type { LogSettings } from './core/logging.js';
 export type { TraceSettings } from './core/trace.js';

@@ -29,6 +29,11 @@ export interface StartServerOptions extends InferenceServerOptions {
   readonly httpMaxConnectionOutputBytes?: number;
   /** `--http-restricted-api`: API categories that require a header (see `parseRestrictions`). */
   readonly httpRestrictedApi?: Restrictions;
+  /**
+   * `--http-header-forward-pattern`: request headers this matches become string request parameters
+   * (compile it with `compileHeaderForwardPattern` for Triton's case rules).
+   */
+  readonly httpHeaderForwardPattern?: RegExp;
 
   /**
    * gRPC port (`inference.GRPCInferenceService`); `undefined` = no gRPC server (the CLI's
@@ -106,6 +111,9 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
           ? { maxConnectionOutputBytes: options.httpMaxConnectionOutputBytes }
           : {}),
         ...(options.httpRestrictedApi !== undefined ? { restrictions: options.httpRestrictedApi } : {}),
+        ...(options.httpHeaderForwardPattern !== undefined
+          ? { headerForwardPattern: options.httpHeaderForwardPattern }
+          : {}),
       });
     }
     if (options.grpcPort !== undefined) {

@@ -4,6 +4,7 @@
  * refused. Pure: no I/O (the TLS files are read when the server starts).
  * @packageDocumentation
  */
+import { compileHeaderForwardPattern } from '../core/header-forward.js';
 import type { GrpcServerSettings } from './settings.js';
 
 /** tritonserver's fixed gRPC message limit (`MAX_GRPC_MESSAGE_SIZE = INT32_MAX`), our default. */
@@ -114,10 +115,10 @@ export function grpcOptionsFromFlags(flags: FlagReader): GrpcFlagResult {
   const pattern = flags.string('grpc-header-forward-pattern');
   if (pattern !== undefined) {
     try {
-      // tritonserver prefixes the pattern with (?i): matching is case-insensitive.
-      headerForwardPattern = new RegExp(pattern, 'i');
+      // Case-insensitive unless the pattern starts with (?-i), as tritonserver matches.
+      headerForwardPattern = compileHeaderForwardPattern(pattern, '--grpc-header-forward-pattern');
     } catch (error) {
-      throw new GrpcFlagError(`invalid regex for --grpc-header-forward-pattern: ${(error as Error).message}`);
+      throw new GrpcFlagError((error as Error).message);
     }
   }
 

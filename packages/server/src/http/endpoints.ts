@@ -9,6 +9,7 @@ import { parseJson } from '@tritonserver-ts/client/protocol';
 
 import { echo } from '../core/echo.js';
 import { ServerError, invalidArg, toServerError, unsupported } from '../core/errors.js';
+import { forwardHeaders } from '../core/header-forward.js';
 import type { InferenceServer } from '../core/server.js';
 import { hasSharedMemoryInputs } from '../core/shared-memory-inputs.js';
 import type { InputBudget } from '../core/types.js';
@@ -110,6 +111,11 @@ function httpInputBudget(r: EndpointRequest): InputBudget {
   };
 }
 
+/** Header (name as sent, value) pairs of `rawHeaders`. */
+function* rawHeaderPairs(raw: readonly string[]): Generator<[string, string]> {
+  for (let i = 0; i + 1 < raw.length; i += 2) yield [raw[i] as string, raw[i + 1] as string];
+}
+
 /** `POST v2/models/<name>[/versions/<v>]/infer`. */
 async function handleInfer(
   core: InferenceServer,
@@ -122,6 +128,8 @@ async function handleInfer(
   const decoded = await decodeHttpInferRequest(route.name, r.req.headers, r.body, r.options, r.reservation);
   let request = toCoreRequest(route, decoded, r.signal);
   if (hasSharedMemoryInputs(request)) request = { ...request, inputBudget: httpInputBudget(r) };
+  const forwarded = forwardHeaders(rawHeaderPairs(r.req.rawHeaders), r.options.headerForwardPattern);
+  if (forwarded !== undefined) request = { ...request, parameters: { ...request.parameters, ...forwarded } };
   const response = await core.infer(request, {
     refuseDecoupled: true,
     ...(trace !== undefined ? { trace } : {}),

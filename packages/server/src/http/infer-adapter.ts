@@ -83,6 +83,16 @@ async function decodeLater(
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
+/**
+ * The request parameters without the HTTP front end's own (`binary_data_output`, which only shapes
+ * the response): as in Triton, a model never sees it among its request's parameters.
+ */
+function withoutTransportParameters<P extends Readonly<Record<string, unknown>>>(parameters: P): P {
+  if (!('binary_data_output' in parameters)) return parameters;
+  const { binary_data_output: _transport, ...rest } = parameters;
+  return rest as unknown as P;
+}
+
 /** Maps the codec's decoded request onto the core's request (plain assignments: once per request). */
 export function toCoreRequest(
   route: Extract<Route, { kind: 'model' }>,
@@ -96,7 +106,7 @@ export function toCoreRequest(
     return request;
   }
   if (decoded.id !== undefined) request.id = decoded.id;
-  request.parameters = decoded.parameters;
+  request.parameters = withoutTransportParameters(decoded.parameters);
   const inputs: CoreInferInput[] = new Array<CoreInferInput>(decoded.inputs.length);
   for (let k = 0; k < inputs.length; k++) {
     const i = decoded.inputs[k] as DecodedInput;

@@ -37,6 +37,8 @@ export interface HttpFrontEndOptions {
   readonly restrictions?: Restrictions;
   /** Decodes large JSON infer bodies off the event loop (else every body is decoded inline). */
   readonly jsonDecoder?: OffThreadJsonDecoder;
+  /** `--http-header-forward-pattern`: matching request headers become string request parameters. */
+  readonly headerForwardPattern?: RegExp;
 }
 
 const JSON_TYPE = 'application/json';

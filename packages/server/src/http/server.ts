@@ -41,6 +41,8 @@ export interface HttpServerOptions {
   readonly maxConnectionOutputBytes?: number;
   /** `--http-restricted-api`: categories that require a header (none by default). */
   readonly restrictions?: Restrictions;
+  /** `--http-header-forward-pattern` (`core/header-forward.ts`). */
+  readonly headerForwardPattern?: RegExp;
 }
 
 /** A listening HTTP front end. */
@@ -88,6 +90,9 @@ export async function startHttpServer(
     bodyPool,
     responseWriter,
     ...(options.restrictions !== undefined ? { restrictions: options.restrictions } : {}),
+    ...(options.headerForwardPattern !== undefined
+      ? { headerForwardPattern: options.headerForwardPattern }
+      : {}),
     jsonDecoder,
   });
   const server = createServer({ keepAlive: true }, listener);

@@ -8,6 +8,7 @@ import type { Metadata } from '@grpc/grpc-js';
 import type { ModelInferRequest, ModelInferResponse } from '@tritonserver-ts/client/protocol/grpc';
 
 import { unsupported } from '../../core/errors.js';
+import { forwardHeaders } from '../../core/header-forward.js';
 import type { InferenceServer } from '../../core/server.js';
 import { hasSharedMemoryInputs } from '../../core/shared-memory-inputs.js';
 import type { CoreInferResponse, InputBudget } from '../../core/types.js';
@@ -53,17 +54,19 @@ function grpcInputBudget(request: ModelInferRequest, limits: GrpcInputLimits): I
   };
 }
 
-/** The call's metadata entries whose key matches `pattern`, as string parameters. */
+/**
+ * The call's metadata entries whose key matches `pattern`, as string parameters (binary `-bin`
+ * entries are not forwarded); a reserved parameter name fails the request (`core/header-forward.ts`).
+ */
 export function forwardedHeaders(
   metadata: Metadata,
   pattern: RegExp | undefined,
 ): Record<string, string> | undefined {
   if (pattern === undefined) return undefined;
-  const out: Record<string, string> = {};
-  for (const [key, value] of Object.entries(metadata.getMap())) {
-    if (typeof value === 'string' && pattern.test(key)) out[key] = value;
-  }
-  return out;
+  const entries = Object.entries(metadata.getMap()).filter(
+    (e): e is [string, string] => typeof e[1] === 'string',
+  );
+  return forwardHeaders(entries, pattern);
 }
 
 /**
