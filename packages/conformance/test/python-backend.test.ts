@@ -21,8 +21,9 @@ const text = (value: string): InferInput[] => [
 const code = (n: number): InferInput[] => [
   { name: 'CODE', datatype: 'INT32', shape: [1], data: Int32Array.of(n) },
 ];
+/** Eight rows (the model's max_batch_size), so no two requests share an `execute` call. */
 const wait = (seconds: number): InferInput[] => [
-  { name: 'WAIT_SECONDS', datatype: 'FP32', shape: [1, 1], data: Float32Array.of(seconds) },
+  { name: 'WAIT_SECONDS', datatype: 'FP32', shape: [8, 1], data: new Float32Array(8).fill(seconds) },
 ];
 
 const KINDS: readonly TritonErrorKind[] = [

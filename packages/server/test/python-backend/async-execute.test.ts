@@ -85,7 +85,9 @@ describe('decoupled async execute', () => {
   it('serves four requests in flight concurrently (one second each, all answered well within four)', async () => {
     const t0 = Date.now();
     const { stream, answers, done, arrivals } = timedStream(t0);
-    for (let i = 0; i < 4; i++) stream.write(waitRequest('py_async', 1, `c${i}`));
+    // Eight rows each (max_batch_size 8): no two share an execute call, so only concurrent calls
+    // answer them together.
+    for (let i = 0; i < 4; i++) stream.write(waitRequest('py_async', 1, `c${i}`, 8));
     stream.end();
     await done;
     const took = Date.now() - t0;
