@@ -24,6 +24,8 @@
 // second apart are one (Ctrl+C reaches this process twice: from the terminal and from npm); a
 // second one later, or children still running after STOP_TIMEOUT_MS, stops them at once (the
 // server exits, the web app's Next.js server is killed and its shared-memory objects removed).
+// A build step (npx turbo, npm run) runs in a process group of its own, which gets the signal as a
+// whole: npx and npm would pass it only to the `sh -c` they run their command in, which keeps it.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -54,15 +56,24 @@ let lastStopAt = -Infinity;
 /** The signal a child is asked to stop with. */
 const forChild = (signal) => (signal === 'SIGHUP' ? 'SIGTERM' : signal);
 
+/** Sends `signal` to a child: to the whole process group of a build step. */
+function signalChild(child, name, signal) {
+  try {
+    if (name === 'build') process.kill(-child.pid, signal);
+    else child.kill(signal);
+  } catch {
+    // Gone already.
+  }
+}
+
 function stopNow() {
   for (const [child, name] of children) {
     // The server and the web app stop at once on a second signal (the web app kills Next.js and
-    // removes its shared memory); anything else is killed.
-    if (name === 'build') child.kill('SIGKILL');
-    else child.kill(stop?.signal === 'SIGINT' ? 'SIGINT' : 'SIGTERM');
+    // removes its shared memory); a build step is killed.
+    signalChild(child, name, name === 'build' ? 'SIGKILL' : stop?.signal === 'SIGINT' ? 'SIGINT' : 'SIGTERM');
   }
   setTimeout(() => {
-    for (const [child] of children) child.kill('SIGKILL');
+    for (const [child, name] of children) signalChild(child, name, 'SIGKILL');
   }, 3000).unref();
 }
 
@@ -82,7 +93,7 @@ function requestStop(request) {
   }
   stop = request;
   if (request.signal !== undefined) console.log(`\nnpm start: ${request.why}: stopping`);
-  for (const [child] of children) child.kill(forChild(request.signal ?? 'SIGTERM'));
+  for (const [child, name] of children) signalChild(child, name, forChild(request.signal ?? 'SIGTERM'));
   setTimeout(() => {
     if (children.size > 0) {
       console.error(`npm start: still running after ${STOP_TIMEOUT_MS / 1000} s: stopping at once`);
@@ -109,25 +120,45 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
 // are not forwarded. Only under npm: a user's `nohup node scripts/start.mjs &` may outlive its shell.
 if (process.env.npm_lifecycle_event !== undefined) {
   const parent = process.ppid;
-  setInterval(() => {
-    if (process.ppid !== parent) {
-      requestStop({ signal: 'SIGHUP', why: `npm (pid ${parent}), which started it, exited` });
-    }
-  }, 250).unref();
+  const watch = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(watch);
+    requestStop({ signal: 'SIGHUP', why: `npm (pid ${parent}), which started it, exited` });
+  }, 250);
+  watch.unref();
+}
+
+/** Whether process group `pgid` still has a process. */
+function groupAlive(pgid) {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**
- * Starts a child process; `name` 'build' for a build step. Children other than build steps get an
- * IPC channel, so they stop when this process dies without stopping them.
+ * Starts a child process; `name` 'build' for a build step, which gets a process group of its own
+ * (and no stdin: a process group in the background must not read the terminal). Children other
+ * than build steps get an IPC channel, so they stop when this process dies without stopping them.
  */
 function run(name, cmd, args, extraEnv = {}) {
+  const build = name === 'build';
   const child = spawn(cmd, args, {
     cwd: root,
-    stdio: name === 'build' ? 'inherit' : ['inherit', 'inherit', 'inherit', 'ipc'],
+    stdio: build ? ['ignore', 'inherit', 'inherit'] : ['inherit', 'inherit', 'inherit', 'ipc'],
+    detached: build,
     env: { ...env, ...extraEnv },
   });
   children.set(child, name);
-  child.once('exit', () => {
+  child.once('exit', async () => {
+    // A stopped build step is done when its whole group is (turbo's tasks may outlive npx).
+    if (build && stop !== undefined) {
+      const deadline = Date.now() + 5000;
+      while (groupAlive(child.pid) && Date.now() < deadline) await sleep(100);
+      signalChild(child, name, 'SIGKILL');
+    }
     children.delete(child);
     finishIfDone();
   });

@@ -69,9 +69,12 @@ if (process.channel !== undefined) {
 }
 if (process.env.npm_lifecycle_event !== undefined) {
   const parent = process.ppid;
-  setInterval(() => {
-    if (process.ppid !== parent) requestStop('SIGHUP');
-  }, 250).unref();
+  const watch = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(watch);
+    requestStop('SIGHUP');
+  }, 250);
+  watch.unref();
 }
 
 child.on('exit', (code, signal) => {
