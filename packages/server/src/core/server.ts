@@ -24,6 +24,7 @@ import { ModelManager, type ModelServices, type StartupResult } from './model-ma
 import { CudaSharedMemoryManager, SystemSharedMemoryManager } from './shared-memory.js';
 import {
   hasSharedMemoryInputs,
+  sharedMemoryRegionsOf,
   readSharedMemoryInputs,
   type SharedMemoryInputs,
 } from './shared-memory-inputs.js';
@@ -335,6 +336,8 @@ export class InferenceServer {
     const trace = options.trace;
     trace?.requestStart(serving.name, serving.version, request.id, start);
     let shm: SharedMemoryInputs | undefined;
+    // The regions the request uses stay registered until it is answered (Triton's deferred unregister).
+    const releaseRegions = this.systemSharedMemory.hold(sharedMemoryRegionsOf(request));
     try {
       if (hasSharedMemoryInputs(request))
         shm = await readSharedMemoryInputs(request, this.systemSharedMemory);
@@ -360,6 +363,7 @@ export class InferenceServer {
       return await runPrepared(serving, request, prepared, inferOptions);
     } finally {
       shm?.release();
+      releaseRegions();
       trace?.capture('REQUEST_END', process.hrtime.bigint());
     }
   }

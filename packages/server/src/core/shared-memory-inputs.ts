@@ -35,6 +35,17 @@ export interface SharedMemoryInputs {
   release(): void;
 }
 
+/** The names of the regions `request` refers to (inputs and requested outputs). */
+export function sharedMemoryRegionsOf(request: CoreInferRequest): string[] {
+  const names: string[] = [];
+  for (const input of request.inputs)
+    if (input.sharedMemory !== undefined) names.push(input.sharedMemory.region);
+  for (const output of request.outputs ?? []) {
+    if (output.sharedMemory !== undefined) names.push(output.sharedMemory.region);
+  }
+  return names;
+}
+
 /** Whether any input of `request` is in shared memory. */
 export function hasSharedMemoryInputs(request: CoreInferRequest): boolean {
   for (const input of request.inputs) if (input.sharedMemory !== undefined) return true;

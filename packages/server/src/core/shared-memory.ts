@@ -9,6 +9,11 @@
  * still the file registered (same device and inode, long enough) and closes it. Inputs are read off
  * the event loop in bounded chunks; the number of regions is capped (`--client-shm-max-regions`).
  *
+ * Unregistering a region that in-flight requests refer to succeeds at once, as in Triton: the region
+ * stays registered (and listed) until the last of those requests is answered, its outputs written,
+ * then it goes away by itself; requests sent meanwhile may still use it. No request ever finds a
+ * region gone between the time it was checked and the time its bytes are read or written.
+ *
  * CUDA shared memory needs a GPU; every CUDA register call fails the way a Triton build without GPU
  * support answers.
  * @packageDocumentation
@@ -34,6 +39,10 @@ interface Region extends SystemShmRegionStatus {
   /** Device and inode of the object registered: a file put in its place is not used. */
   readonly dev: bigint;
   readonly ino: bigint;
+  /** In-flight requests that refer to the region ({@link SystemSharedMemoryManager.hold}). */
+  users: number;
+  /** Unregistered while in use: removed once its last user is done. */
+  unregistering: boolean;
 }
 
 /** Where POSIX shared-memory objects live. */
@@ -185,8 +194,38 @@ export class SystemSharedMemoryManager {
       file,
       dev: stats.dev,
       ino: stats.ino,
+      users: 0,
+      unregistering: false,
     });
     this.#keys.add(key);
+  }
+
+  /**
+   * Holds the registered regions among `names` for one request (unknown names are skipped: the
+   * request fails on them with Triton's message when they are resolved). While held, unregistering
+   * one only marks it; it goes away when the last holder gives it back.
+   * @returns gives the regions back (idempotent)
+   */
+  hold(names: Iterable<string>): () => void {
+    const held: Region[] = [];
+    for (const name of new Set(names)) {
+      const region = this.#regions.get(name);
+      if (region === undefined) continue;
+      region.users += 1;
+      held.push(region);
+    }
+    let released = held.length === 0;
+    return () => {
+      if (released) return;
+      released = true;
+      for (const region of held) {
+        region.users -= 1;
+        if (region.users === 0 && region.unregistering && this.#regions.get(region.name) === region) {
+          this.#regions.delete(region.name);
+          this.#keys.delete(region.key);
+        }
+      }
+    };
   }
 
   /**
@@ -246,15 +285,17 @@ export class SystemSharedMemoryManager {
   }
 
   #close(name?: string): void {
-    if (name === undefined) {
-      this.#regions.clear();
-      this.#keys.clear();
-      return;
+    const regions = name === undefined ? [...this.#regions.values()] : [this.#regions.get(name)];
+    for (const region of regions) {
+      if (region === undefined) continue;
+      // In use: Triton's "will be unregistered after in-flight requests complete".
+      if (region.users > 0) {
+        region.unregistering = true;
+        continue;
+      }
+      this.#regions.delete(region.name);
+      this.#keys.delete(region.key);
     }
-    const region = this.#regions.get(name);
-    if (region === undefined) return;
-    this.#regions.delete(name);
-    this.#keys.delete(region.key);
   }
 
   /**
@@ -384,9 +425,10 @@ export class SystemSharedMemoryManager {
     }
   }
 
-  /** Forgets every region (server shutdown). */
+  /** Forgets every region, in use or not (server shutdown). */
   close(): void {
-    this.#close();
+    this.#regions.clear();
+    this.#keys.clear();
   }
 }
 
