@@ -33,10 +33,15 @@ export function importPython(): string {
   return process.env.FOOD_MODEL_PYTHON ?? '/usr/bin/python3';
 }
 
+/** Interpreters already found to import the modules (importing torch takes seconds). */
+const checked = new Set<string>();
+
 function hasModules(python: string): boolean {
-  return (
-    spawnSync(python, ['-c', 'import torch, torchvision, onnx, numpy'], { stdio: 'ignore' }).status === 0
-  );
+  if (checked.has(python)) return true;
+  const ok =
+    spawnSync(python, ['-c', 'import torch, torchvision, onnx, numpy'], { stdio: 'ignore' }).status === 0;
+  if (ok) checked.add(python);
+  return ok;
 }
 
 /**
