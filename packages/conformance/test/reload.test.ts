@@ -6,7 +6,7 @@
 // server stays live and a new version is LOADING; then the new one serves and the replaced one is
 // UNAVAILABLE `unloaded`. A load in which a version fails changes nothing that served.
 import { afterAll, describe, expect, it } from 'vitest';
-import type { TritonClient } from '@tritonserver-ts/client';
+import type { LoadModelOptions, TritonClient } from '@tritonserver-ts/client';
 import { newClient, transports } from './target.js';
 import { expectServerError } from './transport-differences.js';
 
@@ -19,7 +19,7 @@ interface Variant {
   readonly outputType?: string;
 }
 
-function reloadModel(name: string, variant: Variant): { config: object; files: Record<string, Uint8Array> } {
+function reloadModel(name: string, variant: Variant): LoadModelOptions {
   const text = new TextEncoder().encode('identity backend: no model file');
   return {
     config: {

@@ -10,6 +10,10 @@
  * version take that many seconds longer (Triton's backend sleeps in `ModelInitialize`, once per
  * version, after checking the config; here the version's first instance waits, without blocking
  * the event loop) — for tests of what a server does while a model loads.
+ *
+ * Ragged batches (`allow_ragged_batch` on an input): requests whose shapes of such inputs differ
+ * share a dynamic batch (as Triton's batcher forms it); the instance then takes the batch's requests
+ * one by one (the scheduler's per-request path) instead of one concatenated batch.
  * @packageDocumentation
  */
 import type { PackedTensor, PackedTensorData } from '@tritonserver-ts/client/protocol';
@@ -18,7 +22,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 import type { ModelConfig } from '../repository/model-config.js';
 import { BackendError } from './errors.js';
-import type { ExecutionResult, RuntimeModelInstance } from './types.js';
+import type {
+  ExecutionResult,
+  ExecutionTimings,
+  InstanceRequest,
+  InstanceResponse,
+  RuntimeModelInstance,
+} from './types.js';
 
 /** What an identity instance needs to know. */
 export interface IdentityInstanceSpec {
@@ -109,6 +119,8 @@ class IdentityInstance implements RuntimeModelInstance {
   readonly #config: ModelConfig;
   readonly #delayMs: number;
   #disposed = false;
+  /** Present when an input allows ragged batches (see {@link IdentityInstance.#executeEach}). */
+  readonly executeRequests?: (requests: readonly InstanceRequest[]) => Promise<ExecutionTimings>;
 
   constructor(spec: IdentityInstanceSpec) {
     this.name = spec.name;
@@ -121,12 +133,51 @@ class IdentityInstance implements RuntimeModelInstance {
     const delay = intParam(spec.config, 'execute_delay_ms');
     const multiplier = intParam(spec.config, 'instance_wise_delay_multiplier');
     this.#delayMs = delay * (1 + multiplier * spec.index);
+    if (spec.config.input.some((i) => i.allow_ragged_batch)) {
+      this.executeRequests = (requests) => this.#executeEach(requests);
+    }
   }
 
   async execute(inputs: ReadonlyMap<string, PackedTensor>): Promise<ExecutionResult> {
+    this.#checkLive();
+    const t0 = process.hrtime.bigint();
+    const outputs = this.#copy(inputs);
+    const t1 = process.hrtime.bigint();
+    if (this.#delayMs > 0) await sleep(this.#delayMs);
+    const t2 = process.hrtime.bigint();
+    return { outputs, timings: { computeInputNs: t1 - t0, computeInferNs: t2 - t1, computeOutputNs: 0n } };
+  }
+
+  /**
+   * The per-request path, taken when an input allows ragged batches: a batch's requests may differ
+   * in the shapes of those inputs, so each request is copied on its own (as Triton's identity
+   * backend answers every request of an execution), with one `execute_delay_ms` per execution; a
+   * request that cannot be answered gets its own error.
+   */
+  async #executeEach(requests: readonly InstanceRequest[]): Promise<ExecutionTimings> {
+    this.#checkLive();
+    const t0 = process.hrtime.bigint();
+    const answers: InstanceResponse[] = requests.map((request) => {
+      try {
+        return { outputs: this.#copy(request.inputs), final: true };
+      } catch (error) {
+        return { error: error instanceof Error ? error : new Error(String(error)), final: true };
+      }
+    });
+    const t1 = process.hrtime.bigint();
+    if (this.#delayMs > 0) await sleep(this.#delayMs);
+    const t2 = process.hrtime.bigint();
+    requests.forEach((request, i) => request.respond(answers[i] as InstanceResponse));
+    return { computeInputNs: t1 - t0, computeInferNs: t2 - t1, computeOutputNs: 0n };
+  }
+
+  #checkLive(): void {
     if (this.#disposed)
       throw new BackendError('INSTANCE_DISPOSED', `instance '${this.name}' has been disposed`);
-    const t0 = process.hrtime.bigint();
+  }
+
+  /** Every OUTPUT<n> as a copy of INPUT<n>. @throws BackendError `INVALID_EXECUTION_INPUT` */
+  #copy(inputs: ReadonlyMap<string, PackedTensor>): Map<string, PackedTensor> {
     for (const name of inputs.keys()) {
       if (!this.#pairs.some(([i]) => i === name)) {
         throw new BackendError(
@@ -162,10 +213,7 @@ class IdentityInstance implements RuntimeModelInstance {
         data: copyData(tensor.data),
       });
     }
-    const t1 = process.hrtime.bigint();
-    if (this.#delayMs > 0) await sleep(this.#delayMs);
-    const t2 = process.hrtime.bigint();
-    return { outputs, timings: { computeInputNs: t1 - t0, computeInferNs: t2 - t1, computeOutputNs: 0n } };
+    return outputs;
   }
 
   dispose(): Promise<void> {

@@ -35,12 +35,16 @@ export interface BatchLayout {
 
 /**
  * The layout of `config`, or `undefined` when it has no ragged input, batch input or batch output,
- * or when its backend is not onnxruntime (the identity backend copies each request's inputs and has
- * no batch inputs, so requests whose shapes differ simply run in separate executions there).
+ * or when its backend reads none of them. On the identity backend only ragged inputs count: requests
+ * whose ragged inputs differ in shape share a batch, which the instance answers request by request
+ * (its per-request path), so the layout only changes which requests may share a batch.
  */
 export function batchLayoutOf(config: ModelConfig): BatchLayout | undefined {
-  if (config.backend !== 'onnxruntime') return undefined;
   const raggedInputs = new Set(config.input.filter((i) => i.allow_ragged_batch).map((i) => i.name));
+  if (config.backend === 'identity') {
+    return raggedInputs.size === 0 ? undefined : { raggedInputs, batchInputs: [], scatter: new Map() };
+  }
+  if (config.backend !== 'onnxruntime') return undefined;
   if (raggedInputs.size === 0 && config.batch_input.length === 0 && config.batch_output.length === 0) {
     return undefined;
   }

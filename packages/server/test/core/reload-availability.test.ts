@@ -20,7 +20,7 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 const DELAY_SEC = 2;
 
 interface ConfigChange {
-  readonly policy?: number[];
+  readonly policy?: readonly number[];
   readonly kind?: string;
   readonly generation?: number;
   readonly outputType?: string;
