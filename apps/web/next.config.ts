@@ -3,6 +3,9 @@ import type { NextConfig } from 'next';
 import { STATIC_SECURITY_HEADERS } from './src/lib/security-headers';
 
 const config: NextConfig = {
+  // NEXT_DIST_DIR: a build of its own beside the default `.next` (e.g. e2e runs on a checkout where
+  // another build may replace `.next` meanwhile); `next build` and `next start` must both see it.
+  ...(process.env.NEXT_DIST_DIR ? { distDir: process.env.NEXT_DIST_DIR } : {}),
   output: 'standalone',
   // Trace files from the monorepo root so the standalone bundle includes workspace packages.
   outputFileTracingRoot: fileURLToPath(new URL('../..', import.meta.url)),

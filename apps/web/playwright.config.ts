@@ -45,7 +45,12 @@ export default defineConfig({
       use: { ...devices['Desktop Chrome'], launchOptions: chromium },
       testIgnore: /phone\.spec|camera\.spec/,
     },
-    { name: 'phone', use: { ...devices['Pixel 7'], launchOptions: chromium }, testMatch: /phone\.spec/ },
+    // trust.spec runs on both: every state of an answer on a desktop and on a phone.
+    {
+      name: 'phone',
+      use: { ...devices['Pixel 7'], launchOptions: chromium },
+      testMatch: /phone\.spec|trust\.spec/,
+    },
     {
       name: 'camera',
       use: { ...devices['Desktop Chrome'], launchOptions: fakeCamera, permissions: ['camera'] },

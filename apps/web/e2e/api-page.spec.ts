@@ -86,12 +86,12 @@ test('the curl examples of /api run as shown, top to bottom, against the app', a
         .filter((l) => l.startsWith('{'))
         .map((l) => JSON.parse(l) as Record<string, unknown>);
     const at = (needle: string) => snippets.findIndex((s) => s.includes(needle));
-    // The example photo was downloaded, classified, flagged and corrected, and the record shows both.
+    // The example photo was downloaded, classified, confirmed, flagged and corrected; the record shows all.
     expect(readFileSync(join(dir, 'dish.jpg')).equals(readPhoto('P005'))).toBe(true);
     expect(jsonOf(at('-F file=@dish.jpg'))[0]).toMatchObject({ label: 'Seafood' });
-    expect(jsonOf(at('"kind":"flag"')).map((e) => e.kind)).toEqual(['flag', 'correction']);
+    expect(jsonOf(at('"kind":"flag"')).map((e) => e.kind)).toEqual(['confirm', 'flag', 'correction']);
     const record = jsonOf(at('/api/feedback/$ID'))[0] as { events: { kind: string }[] };
-    expect(record.events.map((e) => e.kind)).toEqual(['flag', 'correction']);
+    expect(record.events.map((e) => e.kind)).toEqual(['confirm', 'flag', 'correction']);
     expect(jsonOf(at('/api/health'))[0]).toMatchObject({ ok: true });
     expect(jsonOf(at('/api/openapi.json'))[0]).toMatchObject({ openapi: '3.1.0' });
     for (let i = 0; i < outputs.length; i++) {

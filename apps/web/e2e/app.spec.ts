@@ -5,9 +5,11 @@ import { expect, test } from '@playwright/test';
 import { control, fileTransfer, photoPath, readPhoto, shot } from './fixtures';
 import { E2E } from './ports';
 
+/** The verdict names `label`; the details (opened here) hold the bars and the timings. */
 async function expectResult(page: Page, label: string) {
   const heading = page.getByTestId('result-heading');
-  await expect(heading).toContainText(label);
+  await expect(heading).toHaveText(`Likely ${label}`);
+  await page.getByTestId('details').locator('summary').click();
   const meters = page.getByRole('meter');
   await expect(meters).toHaveCount(5);
   const first = meters.first();
@@ -36,29 +38,29 @@ test('upload by file chooser: result heading, bars, latency, history', async ({ 
   await shot(page, '02-result');
 });
 
-test('a photo unlike the food the model knows is flagged beside its result; held-out food is not', async ({
+test('a photo unlike the food the model knows gets that verdict and no label; held-out food its class', async ({
   page,
 }) => {
   // A street scene from Debian's opencv-doc (scripts/test.mjs installs it): clearly not food.
   const chooser = page.waitForEvent('filechooser');
   await page.getByRole('button', { name: 'Choose a photo…' }).click();
   await (await chooser).setFiles('/usr/share/doc/opencv-doc/examples/data/leuvenA.jpg');
-  const warning = page.getByTestId('ood-warning');
-  await expect(warning).toContainText('This does not look like the food the model knows.');
-  await expect(warning).toHaveAttribute('role', 'note');
-  // The prediction stays visible, and the heading (focused on arrival) is described by the warning.
   const heading = page.getByTestId('result-heading');
-  await expect(heading).toBeVisible();
+  await expect(heading).toHaveText('This does not look like food the model knows');
+  await expect(page.getByTestId('verdict')).toHaveAttribute('data-kind', 'unfamiliar');
+  // The heading (focused on arrival) is described by the explanation; the raw answer is in the details.
+  await expect(heading).toBeFocused();
+  await expect(heading).toHaveAccessibleDescription(/unlike every photo the model was trained on/);
+  await page.getByTestId('details').locator('summary').click();
   await expect(page.getByRole('meter')).toHaveCount(5);
-  await expect(heading).toHaveAccessibleDescription(/This does not look like the food the model knows/);
+  await expect(page.getByTestId('scores')).toContainText('(over: not like the food the model knows)');
   await shot(page, '09-out-of-distribution');
-  // A held-out food photo (never trained on): no warning.
+  // A held-out food photo (never trained on): its class.
   const again = page.waitForEvent('filechooser');
   await page.getByRole('button', { name: 'Choose a photo…' }).click();
   await (await again).setFiles(photoPath('P023'));
   await expect(page.getByRole('img', { name: /Your photo: P023.jpeg/ })).toBeVisible();
-  await expect(page.getByTestId('ood-warning')).toHaveCount(0);
-  await expect(heading).not.toHaveAttribute('aria-describedby');
+  await expect(heading).toHaveText('Likely Seafood');
 });
 
 test('drag and drop shows a drop state and classifies the dropped photo', async ({ page }) => {
@@ -88,8 +90,8 @@ test('paste from the clipboard classifies the pasted image', async ({ page }) =>
 });
 
 test('clicking an example classifies it', async ({ page }) => {
-  await page.getByRole('button', { name: /Classify example: Eggs on a tray/ }).click();
-  await expectResult(page, 'Egg');
+  await page.getByRole('button', { name: /Classify example: Anchovy/ }).click();
+  await expectResult(page, 'Seafood');
   // every image on the page has alt text (decorative history thumbnails use alt="")
   const missing = await page.locator('img:not([alt])').count();
   expect(missing).toBe(0);
@@ -104,7 +106,7 @@ test('a non-image is refused with a clear inline error', async ({ page }) => {
   const alert = page.getByTestId('error');
   await expect(alert).toHaveAttribute('role', 'alert');
   await expect(alert).toHaveAttribute('data-code', 'UNSUPPORTED_MEDIA_TYPE');
-  await expect(alert).toContainText('That file is not a photo we can read.');
+  await expect(alert).toContainText('“notes.txt” is not a photo we can read.');
   await expect(alert.getByRole('button', { name: 'Choose another photo' })).toBeVisible();
   await shot(page, '04-error-not-image');
 });
@@ -117,18 +119,20 @@ test('a file over the upload limit is refused (413)', async ({ page }) => {
   const alert = page.getByTestId('error');
   await expect(alert).toHaveAttribute('role', 'alert');
   await expect(alert).toHaveAttribute('data-code', 'FILE_TOO_LARGE');
-  await expect(alert).toContainText('That file is too large.');
+  await expect(alert).toContainText('“huge.jpg” is too large.');
   await expect(alert).toContainText('1.0 MB');
 });
 
 test('inference server stopped: status and error with retry, then recovery', async ({ page }) => {
   await control('stop');
   try {
-    await page.getByRole('button', { name: /Classify example: A whole red fish/ }).click();
+    await page.getByRole('button', { name: /Classify example: Anchovy/ }).click();
     const alert = page.getByTestId('error');
     await expect(alert).toHaveAttribute('role', 'alert');
     await expect(alert).toHaveAttribute('data-code', 'INFERENCE_UNAVAILABLE');
-    await expect(alert).toContainText('The classifier is not reachable right now.');
+    await expect(alert).toContainText(
+      'Could not classify “P003.jpeg”: the classifier is not reachable right now.',
+    );
     await page.evaluate(() => window.dispatchEvent(new Event('focus')));
     await expect(page.getByTestId('health')).toHaveAttribute('data-state', 'server');
     await expect(page.getByTestId('health')).toContainText('Inference server unreachable');
@@ -141,15 +145,15 @@ test('inference server stopped: status and error with retry, then recovery', asy
 });
 
 test('feedback is stored with the upload by prediction id', async ({ page, request }) => {
-  await page.getByRole('button', { name: /Classify example: Eggs on a tray/ }).click();
+  const chooser = page.waitForEvent('filechooser');
+  await page.getByRole('button', { name: 'Choose a photo…' }).click();
+  await (await chooser).setFiles(photoPath('M001'));
   await expectResult(page, 'Egg');
-  const id = (await page.getByText(/request [0-9a-f-]{36}/).textContent())!.match(
-    /request ([0-9a-f-]{36})/,
-  )![1]!;
-  await page.getByRole('button', { name: 'Flag this prediction' }).click();
+  const id = (await page.getByTestId('result').getAttribute('data-request-id'))!;
+  await page.getByRole('button', { name: 'Flag', exact: true }).click();
   await expect(page.getByTestId('feedback-status')).toContainText('flagged');
-  await page.getByLabel('Correct category').selectOption('Dairy product');
-  await page.getByRole('button', { name: 'Save correction' }).click();
+  await page.getByLabel('Right category').selectOption('Dairy product');
+  await page.getByRole('button', { name: 'Save correction', exact: true }).click();
   await expect(page.getByTestId('feedback-status')).toContainText('Dairy product');
   await shot(page, '06-feedback');
   const rec = (await (await request.get(`/api/feedback/${id}`)).json()) as {
@@ -174,10 +178,10 @@ test('keyboard only: choose a file, read the result, give feedback', async ({ pa
   const chooser = page.waitForEvent('filechooser');
   await page.keyboard.press('Enter');
   await (await chooser).setFiles(photoPath('R005'));
-  await expectResult(page, 'Seafood');
   // Focus moves to the result heading so keyboard and screen-reader users land on the answer.
+  await expect(page.getByTestId('result-heading')).toHaveText('Likely Seafood');
   await expect(page.getByTestId('result-heading')).toBeFocused();
-  const flag = page.getByRole('button', { name: 'Flag this prediction' });
+  const flag = page.getByRole('button', { name: 'Flag', exact: true });
   for (let i = 0; i < 20 && !(await flag.evaluate((el) => el === document.activeElement)); i++) {
     await page.keyboard.press('Tab');
   }
@@ -186,13 +190,16 @@ test('keyboard only: choose a file, read the result, give feedback', async ({ pa
   await expect(page.getByTestId('feedback-status')).toContainText('flagged');
   // Focus stays on the control the user activated.
   await expect(flag).toBeFocused();
-  // The correction preselects the runner-up class; submit it with the keyboard.
+  // The correction list starts at the predicted class; pick another and submit with the keyboard.
   await page.keyboard.press('Tab');
-  await expect(page.getByLabel('Correct category')).toBeFocused();
+  const select = page.getByLabel('Right category');
+  await expect(select).toBeFocused();
+  await expect(select).toHaveValue('Seafood');
+  await select.selectOption('Egg');
   await page.keyboard.press('Tab');
-  await expect(page.getByRole('button', { name: 'Save correction' })).toBeFocused();
+  await expect(page.getByRole('button', { name: 'Save correction', exact: true })).toBeFocused();
   await page.keyboard.press('Enter');
-  await expect(page.getByTestId('feedback-status')).toContainText('as the correct label');
+  await expect(page.getByTestId('feedback-status')).toContainText('corrected to Egg');
   await shot(page, '07-keyboard');
 });
 

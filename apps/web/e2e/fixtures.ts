@@ -39,3 +39,34 @@ export async function control(action: 'stop' | 'start') {
   const res = await fetch(`http://127.0.0.1:${E2E.controlPort}/triton/${action}`, { method: 'POST' });
   if (res.status !== 204) throw new Error(`control ${action}: HTTP ${res.status}`);
 }
+
+/** Debian's sample images (opencv-doc; scripts/test.mjs installs it): clearly not food. */
+export const NONFOOD = {
+  /** Two people in a room, greyscale: far from every training photo. */
+  basketball: '/usr/share/doc/opencv-doc/examples/data/basketball1.png',
+  /** A mandrill's face: close enough to some training photos to pass the threshold, not to get a label. */
+  baboon: '/usr/share/doc/opencv-doc/examples/data/baboon.jpg',
+};
+
+/** Where the README's screenshots go when `E2E_DOC_SCREENSHOTS=1` (small palette PNGs, committed). */
+export const DOC_SHOTS = fileURLToPath(new URL('../docs/screenshots/', import.meta.url));
+
+/**
+ * A screenshot of what is on screen: always into test-results/screenshots/, and with
+ * `E2E_DOC_SCREENSHOTS=1` also into docs/screenshots/ as a small PNG (CSS pixels, at most 640 px
+ * wide, 128 colours) for the README.
+ */
+export async function docShot(page: Page, project: string, name: string): Promise<void> {
+  const png = await page.screenshot({ scale: 'css' });
+  const { default: sharp } = await import('sharp');
+  const { mkdirSync, writeFileSync } = await import('node:fs');
+  mkdirSync(SHOTS, { recursive: true });
+  writeFileSync(`${SHOTS}${project}-${name}.png`, png);
+  if (process.env.E2E_DOC_SCREENSHOTS !== '1') return;
+  mkdirSync(DOC_SHOTS, { recursive: true });
+  const small = await sharp(png)
+    .resize({ width: 640, withoutEnlargement: true })
+    .png({ palette: true, colours: 128, compressionLevel: 9, effort: 10 })
+    .toBuffer();
+  writeFileSync(`${DOC_SHOTS}${project}-${name}.png`, small);
+}

@@ -35,7 +35,7 @@ test('pages carry a nonce-based CSP that Next’s own scripts satisfy, and the u
   const chooser = page.waitForEvent('filechooser');
   await page.getByRole('button', { name: 'Choose a photo…' }).click();
   await (await chooser).setFiles(photoPath('P005'));
-  await expect(page.getByTestId('result-heading')).toContainText('Seafood');
+  await expect(page.getByTestId('result-heading')).toHaveText('Likely Seafood');
   await expect(page.getByRole('img', { name: /Your photo: P005.jpeg/ })).toBeVisible();
   await page.goto('/stats');
   await expect(page.getByRole('heading').first()).toBeVisible();

@@ -318,7 +318,7 @@ export function Classifier({
   const ood = p?.outOfDistribution;
 
   return (
-    <div className="grid gap-6 lg:grid-cols-[minmax(0,5fr)_minmax(0,6fr)]">
+    <div className="grid grid-cols-1 gap-6 lg:grid-cols-[minmax(0,5fr)_minmax(0,6fr)]">
       <section aria-labelledby="choose-heading" className="space-y-6">
         <div className="flex items-center justify-between gap-2">
           <h2 id="choose-heading" className="text-lg font-semibold">

@@ -67,12 +67,15 @@ export function FeedbackForm({
       });
       if (res.ok) {
         onSaved(mark);
+        const what =
+          kind === 'confirm'
+            ? 'looks right'
+            : kind === 'flag'
+              ? 'flagged for review'
+              : `corrected to ${correctLabel ?? ''}`;
         setStatus({
           ok: true,
-          text:
-            res.status === 200
-              ? `Already saved: ${markText(mark).toLowerCase()} (kept once).`
-              : `Thanks — saved: ${markText(mark).toLowerCase()}.`,
+          text: res.status === 200 ? `Already saved: ${what} (kept once).` : `Thanks — saved: ${what}.`,
         });
       } else {
         const e = (await res.json().catch(() => null)) as ApiError | null;
