@@ -22,6 +22,22 @@ const { utf8Slice, utf8Write } = Buffer.prototype as unknown as {
 /** Marks instances across copies of this module (`instanceof` fails between two copies). */
 const BRAND = Symbol.for('@tritonserver-ts/client/protocol.BytesList');
 
+/** The escape letter JSON.stringify uses for a byte (`\"`, `\\`, `\b`, `\t`, `\n`, `\f`, `\r`). */
+const JSON_SHORT_ESCAPES: Readonly<Record<number, number>> = {
+  0x22: 0x22,
+  0x5c: 0x5c,
+  0x08: 0x62,
+  0x09: 0x74,
+  0x0a: 0x6e,
+  0x0c: 0x66,
+  0x0d: 0x72,
+};
+/** Bytes JSON.stringify writes for each byte of valid UTF-8 text: 1, 2 (short escape) or 6 (`\u00XX`). */
+const JSON_ESCAPED_SIZE = Uint8Array.from({ length: 256 }, (_, b) =>
+  JSON_SHORT_ESCAPES[b] !== undefined ? 2 : b < 0x20 ? 6 : 1,
+);
+const HEX = Uint8Array.from('0123456789abcdef', (c) => c.charCodeAt(0));
+
 /** One offset per element plus the end: a Uint32Array while the bytes fit in 4 GiB. */
 type Offsets = Uint32Array | Float64Array;
 
@@ -225,6 +241,58 @@ export class BytesList implements Iterable<Uint8Array> {
       if (start !== end && !isUtf8(bytes.subarray(start, end))) return i;
     }
     return -1;
+  }
+
+  /**
+   * The elements as a JSON array of strings, in UTF-8: the bytes `JSON.stringify(this.toStrings())`
+   * encodes to, written straight from the list's memory (no string per element).
+   * @throws ProtocolError `INVALID_BYTES_ELEMENT` when an element is not valid UTF-8
+   */
+  toJson(): Uint8Array {
+    const bad = this.firstInvalidUtf8();
+    if (bad >= 0) {
+      throw new ProtocolError('INVALID_BYTES_ELEMENT', `BYTES element ${bad} is not valid UTF-8`);
+    }
+    const bytes = this.#bytes;
+    const offsets = this.#index();
+    const n = this.length;
+    // Brackets, commas, quotes, then each byte as JSON writes it.
+    let size = 2 + Math.max(0, n - 1) + 2 * n;
+    for (let i = 0; i < n; i++) {
+      const end = offsets[i + 1] as number;
+      for (let at = (offsets[i] as number) + 4; at < end; at++)
+        size += JSON_ESCAPED_SIZE[bytes[at] as number] as number;
+    }
+    const out = new Uint8Array(size);
+    let w = 0;
+    out[w++] = 0x5b; // [
+    for (let i = 0; i < n; i++) {
+      if (i > 0) out[w++] = 0x2c; // ,
+      out[w++] = 0x22; // "
+      const end = offsets[i + 1] as number;
+      for (let at = (offsets[i] as number) + 4; at < end; at++) {
+        const b = bytes[at] as number;
+        if (JSON_ESCAPED_SIZE[b] === 1) {
+          out[w++] = b;
+          continue;
+        }
+        out[w++] = 0x5c; // \
+        const short = JSON_SHORT_ESCAPES[b];
+        if (short !== undefined) {
+          out[w++] = short;
+        } else {
+          // \u00XX
+          out[w++] = 0x75;
+          out[w++] = 0x30;
+          out[w++] = 0x30;
+          out[w++] = HEX[b >> 4] as number;
+          out[w++] = HEX[b & 0xf] as number;
+        }
+      }
+      out[w++] = 0x22;
+    }
+    out[w] = 0x5d; // ]
+    return out;
   }
 
   /**

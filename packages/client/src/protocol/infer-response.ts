@@ -3,6 +3,7 @@
  * `decodeInferResponse` (client).
  * @packageDocumentation
  */
+import { BytesList } from './bytes-list.js';
 import type { Datatype } from './datatypes.js';
 import { ProtocolError } from './errors.js';
 import { tensorDataFromJson, tensorDataToJson } from './json-data.js';
@@ -67,6 +68,7 @@ export function encodeInferResponse(message: InferResponseMessage): EncodedBody<
     json.parameters = message.parameters;
   }
   const tail: Uint8Array[] = [];
+  const spliced: Splice[] = [];
   json.outputs = message.outputs.map(({ tensor, binary, omitData, parameters }): InferOutputJson => {
     const out: InferOutputJson = { name: tensor.name, datatype: tensor.datatype, shape: [...tensor.shape] };
     const params: Parameters = { ...parameters };
@@ -79,15 +81,59 @@ export function encodeInferResponse(message: InferResponseMessage): EncodedBody<
       out.parameters = params;
     } else {
       if (Object.keys(params).length > 0) out.parameters = params;
-      out.data = tensorDataToJson(tensor.datatype, tensor.data, 'output', tensor.name);
+      if (BytesList.isBytesList(tensor.data)) {
+        // Written straight from the list's memory (no string per element), spliced in below.
+        const mark = `\u0000${spliced.length}:${SPLICE_NONCE}`;
+        spliced.push({ mark: JSON.stringify(mark), text: tensor.data.toJson(), out, data: tensor.data });
+        out.data = mark as unknown as NonNullable<InferOutputJson['data']>;
+      } else {
+        out.data = tensorDataToJson(tensor.datatype, tensor.data, 'output', tensor.name);
+      }
     }
     return out;
   });
-  const header = utf8(stringifyJson(json));
+  const header = spliced.length === 0 ? utf8(stringifyJson(json)) : splice(stringifyJson(json), spliced);
   if (tail.length === 0) return { body: header, headerLength: undefined, json };
   let total = header.byteLength;
   for (const t of tail) total += t.byteLength;
   return { body: concatBytes([header, ...tail], total), headerLength: header.byteLength, json };
+}
+
+/** A nonce in the marks of spliced data (no JSON text of a response can hold a NUL and this). */
+const SPLICE_NONCE = Array.from(globalThis.crypto.getRandomValues(new Uint8Array(12)), (b) =>
+  b.toString(16).padStart(2, '0'),
+).join('');
+
+/** A BYTES output's JSON data, written apart and spliced into the header at its mark. */
+interface Splice {
+  /** The mark as it appears in the stringified header (a JSON string). */
+  readonly mark: string;
+  readonly text: Uint8Array;
+  readonly out: InferOutputJson;
+  readonly data: BytesList;
+}
+
+/**
+ * The UTF-8 header with each mark replaced by its data's JSON text; the header object's `data` of
+ * those outputs reads the strings when first asked for.
+ */
+function splice(header: string, spliced: readonly Splice[]): Uint8Array {
+  const parts: Uint8Array[] = [];
+  let from = 0;
+  for (const s of spliced) {
+    const at = header.indexOf(s.mark, from);
+    parts.push(utf8(header.slice(from, at)), s.text);
+    from = at + s.mark.length;
+    const { out, data } = s;
+    let strings: string[] | undefined;
+    Object.defineProperty(out, 'data', {
+      enumerable: true,
+      configurable: true,
+      get: () => (strings ??= data.toStrings()),
+    });
+  }
+  parts.push(utf8(header.slice(from)));
+  return concatBytes(parts);
 }
 
 /** One decoded output (client side): the neutral {@link InferResponseOutput}. */

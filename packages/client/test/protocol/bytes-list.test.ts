@@ -89,6 +89,18 @@ describe('BytesList', () => {
     expect(BytesList.from(['x'.repeat(200)]).firstInvalidUtf8()).toBe(-1);
   });
 
+  it('writes the JSON text JSON.stringify writes for its strings', () => {
+    const all = Array.from({ length: 128 }, (_, i) => String.fromCharCode(i)).join('');
+    const samples = [[], [''], words, [all, '"quoted" \\ back', '\u2028\u2029 ü 寿司 \u{1F600}', '\u007f']];
+    for (const strings of samples) {
+      const json = BytesList.from(strings).toJson();
+      expect(Buffer.from(json).toString('utf8')).toBe(JSON.stringify(strings));
+    }
+    expect(failure(() => BytesList.from(['ok', new Uint8Array([0xff])]).toJson()).message).toBe(
+      'BYTES element 1 is not valid UTF-8',
+    );
+  });
+
   it('is accepted by the encoders wherever BYTES data is', () => {
     const list = BytesList.from(words);
     expect(tensorDataToBytes('BYTES', list)).toBe(list.serialized);
@@ -106,6 +118,18 @@ describe('BytesList', () => {
     });
     const decoded = decodeInferResponse(body.body, body.headerLength);
     expect(decoded.outputs.map((o) => bytesToStrings(o.data as Uint8Array[]))).toEqual([words, words]);
+    // The same bytes as for one Uint8Array per element, and the same header object.
+    const arrays = encodeInferResponse({
+      modelName: 'm',
+      modelVersion: '1',
+      outputs: [
+        { tensor: { name: 'A', datatype: 'BYTES', shape: [4], data: list.toArray() }, binary: true },
+        { tensor: { name: 'B', datatype: 'BYTES', shape: [4], data: list.toArray() }, binary: false },
+      ],
+    });
+    expect(Buffer.from(body.body).equals(Buffer.from(arrays.body))).toBe(true);
+    expect(body.headerLength).toBe(arrays.headerLength);
+    expect(body.json).toEqual(arrays.json);
   });
 
   it('is what decodeInferRequest gives for BYTES inputs with packBytes: binary data as a view, JSON packed', () => {

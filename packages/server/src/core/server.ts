@@ -17,6 +17,7 @@ import type { SchedulerFactory } from '../scheduler/types.js';
 import { StatisticsRegistry } from '../statistics/registry.js';
 import { toStatisticsReport, type ModelStatisticsReport } from '../statistics/report.js';
 import { echo } from './echo.js';
+import { holdConversion } from './conversion-budget.js';
 import { invalidArg } from './errors.js';
 import { prepareRequest, runPrepared } from './infer.js';
 import { Logger, type LogSettings, type LogSettingsUpdate } from './logging.js';
@@ -338,6 +339,7 @@ export class InferenceServer {
     let shm: SharedMemoryInputs | undefined;
     // The regions the request uses stay registered until it is answered (Triton's deferred unregister).
     const releaseRegions = this.systemSharedMemory.hold(sharedMemoryRegionsOf(request));
+    let releaseConversion: (() => void) | undefined;
     try {
       if (hasSharedMemoryInputs(request))
         shm = await readSharedMemoryInputs(request, this.systemSharedMemory);
@@ -347,6 +349,13 @@ export class InferenceServer {
         ...(options.refuseDecoupled !== undefined ? { refuseDecoupled: options.refuseDecoupled } : {}),
       };
       let prepared = prepareRequest(serving, request, inferOptions, start);
+      // BYTES inputs a backend converts element by element count like input bytes (issue 23).
+      releaseConversion = holdConversion(
+        serving.definition.backend,
+        prepared.schedulerRequest.inputs,
+        request.inputBudget,
+        shm === undefined ? 0 : [...shm.bytes.values()].reduce((n, b) => n + b.byteLength, 0),
+      );
       const onAccepted = options.onAccepted;
       if (trace !== undefined || onAccepted !== undefined) {
         prepared = {
@@ -362,6 +371,7 @@ export class InferenceServer {
       }
       return await runPrepared(serving, request, prepared, inferOptions);
     } finally {
+      releaseConversion?.();
       shm?.release();
       releaseRegions();
       trace?.capture('REQUEST_END', process.hrtime.bigint());

@@ -13,6 +13,11 @@ import { invalidArg } from './errors.js';
 /** Backends that pass BYTES elements to the model as text. */
 const TEXT_ONLY_BACKENDS: ReadonlySet<string> = new Set(['onnxruntime']);
 
+/** Whether `backend` passes BYTES elements to the model as text (one string per element). */
+export function passesStringsAsText(backend: string): boolean {
+  return TEXT_ONLY_BACKENDS.has(backend);
+}
+
 /**
  * Refuses a BYTES input with an element that is not valid UTF-8 when `backend` passes strings as
  * text. Other backends (Python, identity) take arbitrary bytes, as in Triton.

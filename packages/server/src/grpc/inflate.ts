@@ -27,6 +27,7 @@ import { createGunzip, createInflate } from 'node:zlib';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 
 import type { MemoryBudget, Reservation } from '../http/memory-budget.js';
+import { packedBytesOf } from './packed-request.js';
 
 /** How one server's methods inflate: the shared budget and the reservations of inflated messages. */
 export interface InflatePolicy {
@@ -100,14 +101,24 @@ function hold(request: unknown, reservation: Reservation): void {
  * `request`, or {@link OverBudget} when the budget cannot hold the message.
  */
 export function accountMessage(bytes: Buffer, request: unknown, policy: InflatePolicy): unknown {
+  // BYTES contents the reader packed out of the message are the request's too (decoded size).
+  const packed = packedBytesOf(request);
   if (bufferReservations.has(bytes)) {
     adoptMessageMemory(bytes, request);
+    if (packed === 0) return request;
+    try {
+      requestReservations.get(request as object)?.grow(packed);
+    } catch (error) {
+      releaseRequestMemory(request);
+      const id = (request as { id?: unknown }).id;
+      return new OverBudget((error as Error).message, typeof id === 'string' ? id : '');
+    }
     return request;
   }
   if (typeof request !== 'object' || request === null) return request;
   const reservation = policy.budget.open();
   try {
-    reservation.grow(bytes.byteLength);
+    reservation.grow(bytes.byteLength + packed);
   } catch (error) {
     const id = (request as { id?: unknown }).id;
     return new OverBudget((error as Error).message, typeof id === 'string' ? id : '');

@@ -25,6 +25,8 @@ const INPUTS = 5;
 const CONTENTS = 5;
 const BYTES_CONTENTS = 8;
 const LENGTH_DELIMITED = 2;
+/** The one-byte tag of a `bytes_contents` record. */
+const BYTES_TAG = (BYTES_CONTENTS << 3) | LENGTH_DELIMITED;
 
 const packed = new WeakMap<InferTensorContents, Uint8Array>();
 
@@ -34,6 +36,20 @@ const packed = new WeakMap<InferTensorContents, Uint8Array>();
  */
 export function packedBytesContents(contents: InferTensorContents): Uint8Array | undefined {
   return packed.get(contents);
+}
+
+/**
+ * Bytes `request` holds beyond its message: the `bytes_contents` {@link decodeModelInferRequest}
+ * packed out of it (0 for any other value).
+ */
+export function packedBytesOf(request: unknown): number {
+  const inputs = (request as { inputs?: unknown } | null)?.inputs;
+  if (!Array.isArray(inputs)) return 0;
+  let n = 0;
+  for (const input of inputs as { contents?: InferTensorContents }[]) {
+    if (input.contents !== undefined) n += packed.get(input.contents)?.byteLength ?? 0;
+  }
+  return n;
 }
 
 /**
@@ -56,10 +72,56 @@ class Scanner {
     this.#pos = start;
   }
 
+  /** Where the next record starts. */
+  get pos(): number {
+    return this.#pos;
+  }
+
+  /**
+   * Skips a run of short `bytes_contents` records (one-byte tag and length: the usual elements),
+   * calling `each(payload, length)` for each; returns how many.
+   */
+  shortElements(each?: (payload: number, length: number) => void): number {
+    const buf = this.buf;
+    const limit = this.limit;
+    let pos = this.#pos;
+    let count = 0;
+    while (pos + 1 < limit && buf[pos] === BYTES_TAG) {
+      const length = buf[pos + 1] as number;
+      if (length >= 0x80 || length > limit - pos - 2) break;
+      each?.(pos + 2, length);
+      pos += 2 + length;
+      count++;
+    }
+    this.#pos = pos;
+    return count;
+  }
+
   /** Reads the next record; false after the last. */
   next(): boolean {
-    if (this.#pos >= this.limit) return false;
-    this.start = this.#pos;
+    const pos = this.#pos;
+    if (pos >= this.limit) return false;
+    // Fast path: a length-delimited record with a one-byte tag and a one-byte length (every short
+    // bytes element).
+    const first = this.buf[pos] as number;
+    const length = this.buf[pos + 1] as number;
+    if (
+      first < 0x80 &&
+      (first & 7) === LENGTH_DELIMITED &&
+      first >= 8 &&
+      length < 0x80 &&
+      pos + 1 < this.limit
+    ) {
+      const payload = pos + 2;
+      if (length > this.limit - payload) throw MALFORMED;
+      this.start = pos;
+      this.field = first >>> 3;
+      this.wireType = LENGTH_DELIMITED;
+      this.payload = payload;
+      this.end = this.#pos = payload + length;
+      return true;
+    }
+    this.start = pos;
     const tag = this.#varint();
     this.field = Math.floor(tag / 8);
     this.wireType = tag & 7;
@@ -189,7 +251,13 @@ function scanInput(buf: Uint8Array, start: number, end: number): InputScan {
     }
     let k = 0;
     const contents = new Scanner(buf, input.payload, input.end);
-    while (contents.next()) {
+    for (;;) {
+      const from = contents.pos;
+      const run = contents.shortElements();
+      count += run;
+      // The run's records are 2 bytes each plus their payloads.
+      bytes += contents.pos - from - 2 * run;
+      if (!contents.next()) break;
       if (isEmbedded(contents, BYTES_CONTENTS)) {
         count++;
         bytes += contents.end - contents.payload;
@@ -231,14 +299,23 @@ function writeInput(
     out[at++] = (CONTENTS << 3) | LENGTH_DELIMITED;
     at = writeVarint(out, at, scan.keptContents[contentsIndex++] as number);
     const contents = new Scanner(buf, input.payload, input.end);
-    while (contents.next()) {
+    const copyShort = (payload: number, length: number): void => {
+      // The buffer is zeroed: a length below 128 is its first byte alone.
+      packedOut[packedAt] = length;
+      for (let i = 0; i < length; i++) packedOut[packedAt + 4 + i] = buf[payload + i] as number;
+      packedAt += 4 + length;
+    };
+    for (;;) {
+      contents.shortElements(copyShort);
+      if (!contents.next()) break;
       if (isEmbedded(contents, BYTES_CONTENTS)) {
         const len = contents.end - contents.payload;
         packedOut[packedAt] = len & 0xff;
         packedOut[packedAt + 1] = (len >>> 8) & 0xff;
         packedOut[packedAt + 2] = (len >>> 16) & 0xff;
         packedOut[packedAt + 3] = (len >>> 24) & 0xff;
-        if (len > 0) packedOut.set(buf.subarray(contents.payload, contents.end), packedAt + 4);
+        if (len > 64) packedOut.set(buf.subarray(contents.payload, contents.end), packedAt + 4);
+        else for (let i = 0; i < len; i++) packedOut[packedAt + 4 + i] = buf[contents.payload + i] as number;
         packedAt += 4 + len;
       } else {
         out.set(buf.subarray(contents.start, contents.end), at);
@@ -297,22 +374,4 @@ export function decodeModelInferRequest(bytes: Uint8Array): ModelInferRequest {
     if (out !== undefined && contents !== undefined) packed.set(contents, out);
   });
   return request;
-}
-
-/**
- * `definition` (the client package's service definition) with {@link decodeModelInferRequest} as
- * the request deserializer of `ModelInfer` and `ModelStreamInfer`.
- */
-export function withPackedBytesContents<D extends object>(definition: D): D {
-  const out: Record<string, unknown> = {};
-  for (const [key, method] of Object.entries(definition) as [
-    string,
-    { requestSchema?: { typeName: string } },
-  ][]) {
-    out[key] =
-      method.requestSchema?.typeName === ModelInferRequestSchema.typeName
-        ? { ...method, requestDeserialize: (b: Buffer) => decodeModelInferRequest(b) }
-        : method;
-  }
-  return out as D;
 }

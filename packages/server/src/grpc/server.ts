@@ -25,7 +25,7 @@ import {
   DEFAULT_GRPC_SEND_TIMEOUT_MS,
   GrpcOutputGuard,
 } from './output-guard.js';
-import { withPackedBytesContents } from './packed-request.js';
+import { serverDefinition } from './server-definition.js';
 import { CallTracker, createHealthImplementation, createInferenceImplementation } from './service.js';
 import type { GrpcServerSettings, GrpcTlsFiles } from './settings.js';
 import { tolerantDefinition } from './unparsable.js';
@@ -138,7 +138,7 @@ export async function startGrpcServer(
   };
   // Undecodable requests reach the handlers (answered in gRPC C++'s words, see unparsable.ts);
   // compressed ones are inflated within the in-flight budget (inflate.ts).
-  const inference = tolerantDefinition(withPackedBytesContents(serviceDefinition), { budget: bodyBudget });
+  const inference = tolerantDefinition(serverDefinition(serviceDefinition), { budget: bodyBudget });
   const health = tolerantDefinition(healthServiceDefinition, { budget: bodyBudget });
   server.addService(inference, createInferenceImplementation(core, inference, serviceOptions, tracker));
   server.addService(health, createHealthImplementation(core, health, serviceOptions, tracker));

@@ -11,7 +11,6 @@ import { echo } from '../core/echo.js';
 import { ServerError, invalidArg, toServerError, unsupported } from '../core/errors.js';
 import { forwardHeaders } from '../core/header-forward.js';
 import type { InferenceServer } from '../core/server.js';
-import { hasSharedMemoryInputs } from '../core/shared-memory-inputs.js';
 import type { InputBudget } from '../core/types.js';
 import { decodeHttpInferRequest, toCoreRequest, toInferReply } from './infer-adapter.js';
 import type { Reservation } from './memory-budget.js';
@@ -94,7 +93,8 @@ function updateLogSettings(core: InferenceServer, body: Buffer): unknown {
 }
 
 /**
- * The input bound of an HTTP request with shared-memory inputs: with its body, at most
+ * The input bound of an HTTP infer request: with its body, its shared-memory inputs and the
+ * element-by-element conversion of its BYTES inputs (`conversion-budget.ts`) take at most
  * `--http-max-input-size`; their bytes join the body's reservation in the in-flight budget.
  */
 function httpInputBudget(r: EndpointRequest): InputBudget {
@@ -126,8 +126,8 @@ async function handleInfer(
   core.models.resolve(route.name, route.version);
   const trace = r.httpTrace?.sample(core, route.name);
   const decoded = await decodeHttpInferRequest(route.name, r.req.headers, r.body, r.options, r.reservation);
-  let request = toCoreRequest(route, decoded, r.signal);
-  if (hasSharedMemoryInputs(request)) request = { ...request, inputBudget: httpInputBudget(r) };
+  // Shared-memory inputs and BYTES converted element by element count against the body's limits.
+  let request = { ...toCoreRequest(route, decoded, r.signal), inputBudget: httpInputBudget(r) };
   const forwarded = forwardHeaders(rawHeaderPairs(r.req.rawHeaders), r.options.headerForwardPattern);
   if (forwarded !== undefined) request = { ...request, parameters: { ...request.parameters, ...forwarded } };
   const response = await core.infer(request, {

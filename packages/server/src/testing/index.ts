@@ -111,6 +111,13 @@ export const TEST_MODELS: readonly TestModelInfo[] = [
     backend: 'identity',
   },
   {
+    name: 'identity_bytes',
+    description:
+      'BYTES INPUT0 [-1] → OUTPUT0 = INPUT0 on the identity backend (any bytes, no conversion per element); max_batch_size 8, 1 instance',
+    expectedState: 'READY',
+    backend: 'identity',
+  },
+  {
     name: 'slow_identity',
     description: `FP32 INPUT0 [-1] → OUTPUT0 on the identity backend, ${SLOW_IDENTITY_DELAY_MS} ms per execution (execute_delay_ms); max_batch_size 16, 1 instance`,
     expectedState: 'READY',
@@ -424,6 +431,18 @@ export async function writeTestModelRepository(
   if (wanted('identity_bf16')) {
     add('identity_bf16/config.pbtxt', IDENTITY_CONFIG('identity_bf16', 'identity', 'BF16'));
     add('identity_bf16/1/.keep', '');
+  }
+  if (wanted('identity_bytes')) {
+    add(
+      'identity_bytes/config.pbtxt',
+      IDENTITY_CONFIG(
+        'identity_bytes',
+        'identity',
+        'BYTES',
+        'instance_group [ { kind: KIND_CPU count: 1 } ]\n',
+      ),
+    );
+    add('identity_bytes/1/.keep', '');
   }
   if (wanted('slow_identity')) {
     add(

@@ -10,11 +10,11 @@ import type { ModelInferRequest, ModelInferResponse } from '@tritonserver-ts/cli
 import { unsupported } from '../../core/errors.js';
 import { forwardHeaders } from '../../core/header-forward.js';
 import type { InferenceServer } from '../../core/server.js';
-import { hasSharedMemoryInputs } from '../../core/shared-memory-inputs.js';
 import type { CoreInferResponse, InputBudget } from '../../core/types.js';
 import type { MemoryBudget } from '../../http/memory-budget.js';
 import { decodeGrpcInferRequest, type GrpcInferRequest } from '../infer-request.js';
 import { encodeGrpcInferResponse } from '../infer-response.js';
+import { packedBytesContents } from '../packed-request.js';
 import type { CallContext } from './types.js';
 
 /**
@@ -36,10 +36,13 @@ export interface InferHandlerOptions {
   readonly inputLimits?: GrpcInputLimits;
 }
 
-/** The input bound of a request with shared-memory inputs ({@link GrpcInputLimits}). */
+/** The input bound of a request ({@link GrpcInputLimits}); it holds its raw and typed BYTES contents. */
 function grpcInputBudget(request: ModelInferRequest, limits: GrpcInputLimits): InputBudget {
   let held = 0;
   for (const raw of request.rawInputContents) held += raw.byteLength;
+  for (const input of request.inputs) {
+    if (input.contents !== undefined) held += packedBytesContents(input.contents)?.byteLength ?? 0;
+  }
   const { budget, maxMessageBytes } = limits;
   const byBudget = budget.limit < maxMessageBytes;
   return {
@@ -70,8 +73,9 @@ export function forwardedHeaders(
 }
 
 /**
- * Resolves the model (Triton's unknown-model / version errors) and reads the request; one with
- * shared-memory inputs gets its input bound ({@link GrpcInputLimits}).
+ * Resolves the model (Triton's unknown-model / version errors) and reads the request, with its
+ * input bound ({@link GrpcInputLimits}) for its shared-memory inputs and the element-by-element
+ * conversion of its BYTES inputs.
  * @param refuseDecoupled - `ModelInfer` refuses decoupled models; the stream accepts them.
  */
 export function readInferRequest(
@@ -92,8 +96,9 @@ export function readInferRequest(
     signal: ctx.signal,
     ...(headers !== undefined ? { forwardedHeaders: headers } : {}),
   });
+  // Shared-memory inputs and BYTES converted element by element count against the limits.
   const limits = options.inputLimits;
-  if (limits === undefined || !hasSharedMemoryInputs(decoded.core)) return decoded;
+  if (limits === undefined) return decoded;
   return { ...decoded, core: { ...decoded.core, inputBudget: grpcInputBudget(request, limits) } };
 }
 
