@@ -163,6 +163,8 @@ const NOT_RUN: Record<string, string> = {
   // docker/README.md and models_staging/README.md: the course's model instead of the demo
   'sudo apt-get install -y python3-torch python3-torchvision python3-onnx': GPU_HOST,
   'npm ci': 'reinstalls node_modules under the running tests; the checkout the tests run in had npm ci',
+  'npm run model:import -w @gourmetgram/food-model -- ~/food11.pth':
+    "needs the course's food11.pth and replaces this checkout's model and configs; model-import.test.ts imports a generated state dict into a temporary copy",
   'npm run model:import -- ~/food11.pth':
     "needs the course's food11.pth and replaces this checkout's model and configs; model-import.test.ts imports a generated state dict into a temporary copy",
   'docker compose -f docker/docker-compose-triton.yaml -f docker/docker-compose-triton-imported.yaml up -d --build':
