@@ -51,7 +51,7 @@ let labels: string[];
 
 /**
  * The seeded "course model": plain torchvision keys; a DataParallel copy with an nn.Linear head; and
- * a copy whose head has 10 classes (refused).
+ * a copy whose head has 10 classes (refused); an ONNX export with other tensor names and batch 1.
  */
 const MAKE_STATE_DICT = `
 import sys, torch, torchvision
@@ -72,6 +72,8 @@ state = m.state_dict()
 state["classifier.1.weight"] = state["classifier.1.weight"][:10]
 state["classifier.1.bias"] = state["classifier.1.bias"][:10]
 torch.save(state, sys.argv[3])
+m.eval()
+torch.onnx.export(m, torch.zeros(1, 3, 224, 224), sys.argv[4], input_names=["image"], output_names=["logits"], opset_version=13)
 `;
 
 function python(args: string[]): void {
@@ -106,7 +108,7 @@ beforeAll(async () => {
   python([
     '-c',
     MAKE_STATE_DICT,
-    ...['food11.pth', 'food11_module.pth', 'ten.pth'].map((f) => join(work, f)),
+    ...['food11.pth', 'food11_module.pth', 'ten.pth', 'food11.onnx'].map((f) => join(work, f)),
   ]);
 
   result = await importModel({ source: join(work, 'food11.pth'), repoRoot: repo, python: PYTHON });
@@ -188,6 +190,27 @@ describe('npm run model:import (a MobileNetV2 food11.pth state dict)', () => {
     ]);
     expect(maxDiff(await onnxRun(second.modelFile, tensors, PHOTOS.length), onnxLogits)).toBeLessThanOrEqual(
       1e-6,
+    );
+  });
+
+  it('imports an ONNX export with other tensor names and a fixed batch of 1 to the same model', async () => {
+    const other = join(work, 'from-onnx');
+    cpSync(join(repo, 'models_staging'), join(other, 'models_staging'), {
+      recursive: true,
+      filter: (src) => !src.endsWith('.onnx') && !src.endsWith('model.provenance.json'),
+    });
+    mkdirSync(join(other, 'packages', 'food-model'), { recursive: true });
+    const third = await importModel({ source: join(work, 'food11.onnx'), repoRoot: other, python: PYTHON });
+    expect(third.provenance.source.format).toBe('onnx');
+    expect(third.provenance.converter.changes).toEqual([
+      'image -> input',
+      'input: batch dimension made dynamic',
+      'logits -> output',
+      'output: batch dimension made dynamic',
+    ]);
+    // A batch of 4 runs (the batch dimension is dynamic) and gives PyTorch's logits.
+    expect(maxDiff(await onnxRun(third.modelFile, tensors, PHOTOS.length), torchLogits)).toBeLessThanOrEqual(
+      1e-4,
     );
   });
 

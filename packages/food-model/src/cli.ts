@@ -13,7 +13,7 @@ import { buildFoodModel, summarize } from './build.js';
 import { buildInputsHash, ensureDecision } from './ensure.js';
 import { importModel } from './import/import-model.js';
 import { readProvenance } from './import/provenance.js';
-import { buildModelCard, MODEL_CARD_FILE, writeModelCard } from './model-card.js';
+import { buildModelCard, IMPORTED_OOD_REASON, MODEL_CARD_FILE, writeModelCard } from './model-card.js';
 import { calibrateOod, OOD_CALIBRATION_FILE, summarizeOod, writeOodCalibration } from './ood/calibrate.js';
 import { CACHE_DIR, MODEL_FILE, PROVENANCE_FILE, REPORT_FILE } from './paths.js';
 
@@ -41,6 +41,18 @@ async function main(command: string | undefined, args: readonly string[]): Promi
       console.log(`config: ${c.file}: the out-of-distribution output removed`);
     console.log(`model card: ${result.cardFile} (all 11 classes, trained elsewhere, no held-out figures)`);
     console.log(`out-of-distribution signal switched off: ${result.oodDisabled}`);
+    return;
+  }
+  const imported =
+    command === 'calibrate-ood' || command === 'model-card' ? readProvenance(PROVENANCE_FILE) : undefined;
+  if (imported) {
+    // An imported model has its card from model:import and no ood_score to calibrate.
+    console.error(
+      command === 'calibrate-ood'
+        ? `not calibrated: the served model was imported from ${imported.source.file}. ${IMPORTED_OOD_REASON}`
+        : `the served model was imported from ${imported.source.file}: model:import wrote its card (${MODEL_CARD_FILE})`,
+    );
+    process.exitCode = 1;
     return;
   }
   if (command === 'calibrate-ood') {
@@ -98,11 +110,11 @@ async function main(command: string | undefined, args: readonly string[]): Promi
   });
   console.log(summarize(report));
   console.log(`report: ${REPORT_FILE}`);
-  const imported = readProvenance(PROVENANCE_FILE);
-  if (imported) {
+  const replaced = readProvenance(PROVENANCE_FILE);
+  if (replaced) {
     rmSync(PROVENANCE_FILE);
     console.log(
-      `replaced the model imported from ${imported.source.file}; its configs and model card are still the ` +
+      `replaced the model imported from ${replaced.source.file}; its configs and model card are still the ` +
         `imported model's: git restore models_staging packages/food-model/model-card.json`,
     );
   }
