@@ -373,8 +373,10 @@ describe('BYTES tensors in a server process cost O(bytes) (issue 23, item 2)', (
         // 4 bytes per element in a binary answer, `"",` in a JSON one.
         expect(r.bytes).toBeGreaterThan(wire.name === 'HTTP JSON' ? 3 * n : 4 * n);
       }
-      // Four 8 MiB requests (and their answers) in flight: a few times their bytes, not 190 times.
-      expect(served.growth).toBeLessThan(320 * MiB);
+      // Four 8 MiB requests (and their answers) in flight: a few times their bytes (measured +0.1
+      // to +0.25 GiB, the most for JSON, parsed in the decoder's worker), not 190 times (+1.9 GiB
+      // for one such request before).
+      expect(served.growth).toBeLessThan(384 * MiB);
       expect(served.worstHealthMs).toBeLessThan(1000);
 
       // onnxruntime's strings are counted before they are made: answered or refused, memory bounded.
