@@ -132,9 +132,8 @@ beforeAll(async () => {
   })
     .jpeg({ quality: 70 })
     .toBuffer();
-  const many = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#884422' } })
-    .png()
-    .toBuffer();
+  // A frame with something in it (one flat colour is refused, 422 IMAGE_UNIFORM).
+  const many = await sharp(photo('P005')).resize(64, 64).png().toBuffer();
   // 300 frames: a frame-count bomb is decoded one page at a time here (pages: 1).
   const animated = await sharp([...Array<Buffer>(300).fill(many)], { join: { animated: true } })
     .gif()
