@@ -321,7 +321,7 @@ export const FLAGS: Readonly<Record<string, FlagSpec>> = {
   'trace-config': {
     kind: 'list',
     arg: '[<mode>,]<setting>=<value>',
-    help: "Initial trace settings, repeatable: level=TIMESTAMPS|OFF, rate=<n>, count=<n>, triton,file=<path>, triton,log-frequency=<n> (Triton's JSON trace file; TENSORS and opentelemetry are not supported).",
+    help: "Initial trace settings, repeatable: level=TIMESTAMPS|TENSORS|OFF (TIMESTAMPS and TENSORS add up), rate=<n>, count=<n>, triton,file=<path>, triton,log-frequency=<n> (Triton's JSON trace file; opentelemetry is not supported).",
   },
   'log-verbose': {
     kind: 'int',

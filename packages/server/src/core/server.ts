@@ -357,6 +357,7 @@ export class InferenceServer {
         shm === undefined ? 0 : [...shm.bytes.values()].reduce((n, b) => n + b.byteLength, 0),
       );
       const onAccepted = options.onAccepted;
+      const inputs = prepared.schedulerRequest.inputs;
       if (trace !== undefined || onAccepted !== undefined) {
         prepared = {
           ...prepared,
@@ -365,11 +366,21 @@ export class InferenceServer {
             onActivity: (activity, ns) => {
               if (activity === 'QUEUE_START') onAccepted?.();
               trace?.capture(activity, ns);
+              if (activity === 'QUEUE_START' && trace?.tensors === true) {
+                trace.captureTensors('TENSOR_QUEUE_INPUT', inputs.values());
+              }
             },
           },
         };
       }
-      return await runPrepared(serving, request, prepared, inferOptions);
+      const response = await runPrepared(serving, request, prepared, inferOptions);
+      if (trace?.tensors === true) {
+        trace.captureTensors(
+          'TENSOR_BACKEND_OUTPUT',
+          response.outputs.map((o) => o.tensor),
+        );
+      }
+      return response;
     } finally {
       releaseConversion?.();
       shm?.release();

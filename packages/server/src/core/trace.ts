@@ -4,9 +4,9 @@
  * messages both use. The settings drive {@link TraceManager} (`tracing.ts`), which samples requests
  * and writes Triton's JSON trace file.
  *
- * Levels: `OFF` and `TIMESTAMPS`. Triton's `TENSORS` level (tensor contents in the trace) is refused
- * with a clear message, as is the `opentelemetry` mode: this server writes Triton's own JSON trace
- * file only.
+ * Levels: `OFF`, `TIMESTAMPS` and `TENSORS` (the request's input and output tensors in the trace,
+ * `trace-tensors.ts`), alone or both. The `opentelemetry` mode is refused with a clear message: this
+ * server writes Triton's own JSON trace file only.
  * @packageDocumentation
  */
 import { stringifyJson, type TraceSettings } from '@tritonserver-ts/client/protocol';
@@ -27,8 +27,32 @@ export const DEFAULT_TRACE_SETTINGS: Readonly<TraceSettings> = {
   trace_mode: 'triton',
 };
 
-/** The trace levels this server supports. */
-export type TraceLevel = 'OFF' | 'TIMESTAMPS';
+/**
+ * A trace level: `OFF`, or what is traced — timestamps, tensors, or both (Triton's level flags
+ * `TIMESTAMPS` and `TENSORS`, combined).
+ */
+export type TraceLevel = 'OFF' | 'TIMESTAMPS' | 'TENSORS' | 'TIMESTAMPS+TENSORS';
+
+/** The level tracing `timestamps` and / or `tensors` (`OFF` when neither). */
+export function traceLevelOf(timestamps: boolean, tensors: boolean): TraceLevel {
+  if (timestamps) return tensors ? 'TIMESTAMPS+TENSORS' : 'TIMESTAMPS';
+  return tensors ? 'TENSORS' : 'OFF';
+}
+
+/** Whether `level` traces timestamps. */
+export function tracesTimestamps(level: TraceLevel): boolean {
+  return level === 'TIMESTAMPS' || level === 'TIMESTAMPS+TENSORS';
+}
+
+/** Whether `level` traces tensors. */
+export function tracesTensors(level: TraceLevel): boolean {
+  return level === 'TENSORS' || level === 'TIMESTAMPS+TENSORS';
+}
+
+/** `trace_level` as Triton reports it: `["OFF"]`, or `TIMESTAMPS` then `TENSORS` when set. */
+export function traceLevelNames(level: TraceLevel): string[] {
+  return level === 'OFF' ? ['OFF'] : level.split('+');
+}
 
 /** Numeric trace settings, as the trace manager uses them. */
 export interface TraceValues {
@@ -93,16 +117,15 @@ function parseOptionInt(value: string): number {
   return n;
 }
 
-const TENSORS_REFUSED = 'the TENSORS trace level is not supported by tritonserver-ts; use TIMESTAMPS';
 const OPENTELEMETRY_REFUSED =
   "the opentelemetry trace mode is not supported by tritonserver-ts; traces are written as Triton's JSON trace file (mode triton)";
 
 /** tritonserver's `ParseTraceLevelOption` (case-insensitive, with its aliases). */
-function parseLevelOption(value: string): 'OFF' | 'TIMESTAMPS' {
+function parseLevelOption(value: string): 'OFF' | 'TIMESTAMPS' | 'TENSORS' {
   const v = value.toLowerCase();
   if (v === 'false' || v === 'off') return 'OFF';
   if (['true', 'on', 'min', 'max', 'timestamps'].includes(v)) return 'TIMESTAMPS';
-  if (v === 'tensors') throw new Error(TENSORS_REFUSED);
+  if (v === 'tensors') return 'TENSORS';
   throw new Error(`invalid value for trace level option: ${v}`);
 }
 
@@ -126,11 +149,12 @@ const TRITON_SETTINGS = ['file', 'log-frequency'];
 /**
  * Parses tritonserver's `--trace-config` values (`[<mode>,]<setting>=<value>`, repeatable) into the
  * initial trace settings, with tritonserver's parsing and messages: global settings `rate`, `level`
- * (repeatable; `OFF` wins), `count`, `mode`; `triton,` settings `file` and `log-frequency`.
+ * (repeatable: `TIMESTAMPS` and `TENSORS` add up, `OFF` wins), `count`, `mode`; `triton,` settings
+ * `file` and `log-frequency`.
  *
  * Stricter than tritonserver, so that nobody believes tracing is on when it is not: a setting
  * tritonserver would silently ignore (unknown, or given in the wrong group such as `file=` without
- * `triton,`) is refused with a hint, and `TENSORS` and `opentelemetry` are refused.
+ * `triton,`) is refused with a hint, and `opentelemetry` is refused.
  * @throws TraceConfigError
  */
 export function parseTraceConfig(values: readonly string[]): Partial<TraceSettings> {
@@ -164,7 +188,7 @@ export function parseTraceConfig(values: readonly string[]): Partial<TraceSettin
   }
 
   const out: Partial<TraceSettings> = {};
-  let level: 'OFF' | 'TIMESTAMPS' | undefined;
+  const levels = new Set<'TIMESTAMPS' | 'TENSORS'>();
   let disabled = false;
   for (const { mode, setting, value } of groups) {
     const flag = mode === '' ? `--trace-config ${setting}` : `--trace-config ${mode},${setting}`;
@@ -176,7 +200,7 @@ export function parseTraceConfig(values: readonly string[]): Partial<TraceSettin
         else if (setting === 'level') {
           const parsed = parseLevelOption(value);
           if (parsed === 'OFF') disabled = true;
-          else level = parsed;
+          else levels.add(parsed);
         } else if (TRITON_SETTINGS.includes(setting)) {
           throw new Error(
             `'${setting}' is a setting of the triton trace mode: use --trace-config triton,${setting}=${value}`,
@@ -203,7 +227,9 @@ export function parseTraceConfig(values: readonly string[]): Partial<TraceSettin
     }
   }
   if (disabled) out.trace_level = ['OFF'];
-  else if (level !== undefined) out.trace_level = [level];
+  else if (levels.size > 0) {
+    out.trace_level = traceLevelNames(traceLevelOf(levels.has('TIMESTAMPS'), levels.has('TENSORS')));
+  }
   return out;
 }
 
@@ -220,12 +246,14 @@ function intSetting(raw: string | undefined, fallback: string, what: string): nu
  */
 export function initialTraceValues(settings: Partial<TraceSettings>): TraceValues {
   const levels = settings.trace_level ?? DEFAULT_TRACE_SETTINGS.trace_level;
-  let level: TraceLevel = 'OFF';
   for (const l of levels) {
-    if (l === 'TENSORS') throw new TraceConfigError(TENSORS_REFUSED);
-    if (l !== 'OFF' && l !== 'TIMESTAMPS') throw new TraceConfigError(`invalid trace level '${l}'`);
+    if (l !== 'OFF' && l !== 'TIMESTAMPS' && l !== 'TENSORS') {
+      throw new TraceConfigError(`invalid trace level '${l}'`);
+    }
   }
-  if (levels.includes('TIMESTAMPS') && !levels.includes('OFF')) level = 'TIMESTAMPS';
+  const level = levels.includes('OFF')
+    ? 'OFF'
+    : traceLevelOf(levels.includes('TIMESTAMPS'), levels.includes('TENSORS'));
   if ((settings.trace_mode ?? 'triton') !== 'triton') throw new TraceConfigError(OPENTELEMETRY_REFUSED);
   return {
     level,
@@ -274,31 +302,34 @@ export function parseTraceCount(text: string): number {
 }
 
 /**
- * The `trace_level` list: `OFF` alone, or `TIMESTAMPS`. An empty list, and names Triton does not
- * know, change nothing (undefined; as Triton, which skips them). `TENSORS` is refused (not
- * supported here), and so is a value that is not text (only JSON can send one).
+ * The `trace_level` list: `OFF` alone, or `TIMESTAMPS` and / or `TENSORS` (they add up, as Triton's
+ * level flags). An empty list, and names Triton does not know, change nothing (undefined; as Triton,
+ * which skips them). A value that is not text is refused (only JSON can send one).
  */
 export function parseTraceLevels(list: readonly unknown[]): TraceLevel | undefined {
-  let level: TraceLevel | undefined;
+  let off = false;
+  let timestamps = false;
+  let tensors = false;
   for (const l of list) {
     if (l === 'OFF') {
       if (list.length !== 1) throw invalidArg("Expect only one trace level 'OFF' is specified");
-      level = 'OFF';
+      off = true;
     } else if (l === 'TIMESTAMPS') {
-      level = 'TIMESTAMPS';
+      timestamps = true;
     } else if (l === 'TENSORS') {
-      throw invalidArg(`trace_level: ${TENSORS_REFUSED}`);
+      tensors = true;
     } else if (typeof l !== 'string') {
       throw invalidArg(`invalid value for trace_level: '${echo(stringifyJson(l))}' (expected a string)`);
     }
   }
-  return level;
+  if (off) return 'OFF';
+  return timestamps || tensors ? traceLevelOf(timestamps, tensors) : undefined;
 }
 
 /** The settings object for `values` (Triton's key order). */
 export function traceSettingsObject(values: TraceValues): TraceSettings {
   return {
-    trace_level: [values.level],
+    trace_level: traceLevelNames(values.level),
     trace_rate: String(values.rate),
     trace_count: String(values.count),
     log_frequency: String(values.logFrequency),

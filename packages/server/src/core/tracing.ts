@@ -1,6 +1,6 @@
 /**
- * Request tracing as tritonserver does it in `triton` mode (`TIMESTAMPS` level): the trace settings
- * (global and per model), sampling, and Triton's JSON trace file.
+ * Request tracing as tritonserver does it in `triton` mode (`TIMESTAMPS` and `TENSORS` levels): the
+ * trace settings (global and per model), sampling, and Triton's JSON trace file.
  *
  * - Settings: a model's settings fall back, key by key, to the global ones until set for the model;
  *   `null` clears a key; the global ones fall back to their startup values (`--trace-config`). A
@@ -9,7 +9,10 @@
  * - Sampling: every `rate`-th request of a setting is traced while `count` (remaining traces,
  *   reported live by the settings API) is not 0.
  * - Output: a trace is a list of objects, `{"id","model_name","model_version"[,"request_id"]}` then one
- *   `{"id","timestamps":[{"name","ns"}]}` per activity. Traces collect in memory and are written as
+ *   `{"id","timestamps":[{"name","ns"}]}` per activity (`TIMESTAMPS`), and with `TENSORS` one
+ *   `{"id","activity","tensor":{…}}` per input when the request is queued (`TENSOR_QUEUE_INPUT`) and
+ *   per output when its response is sent (`TENSOR_BACKEND_OUTPUT`; `trace-tensors.ts`). As in
+ *   tritonserver, a `TENSORS`-only trace has no timestamps and so no model object. Traces collect in memory and are written as
  *   tritonserver writes them: every `log_frequency` traces (and when `count` runs out) to
  *   `<file>.<n>` (n = 0, 1, …, each a JSON array), the rest when the setting is replaced or the
  *   server stops: to `<file>.<n>` when `log_frequency` is set, else appended to `<file>` (one JSON
@@ -19,11 +22,16 @@
  */
 import { closeSync, openSync, writeFileSync, writeSync } from 'node:fs';
 
+import type { PackedTensor } from '@tritonserver-ts/client/protocol';
+
 import { invalidArg } from './errors.js';
 import type { Logger } from './logging.js';
+import { traceTensorObject, type TensorActivity } from './trace-tensors.js';
 import {
   initialTraceValues,
   traceSettingsObject,
+  tracesTensors,
+  tracesTimestamps,
   type TraceSettings,
   type TraceSettingsUpdate,
   type TraceValues,
@@ -173,21 +181,32 @@ export class ActiveTrace {
     this.#setting = setting;
   }
 
-  /** Records activity `name` at `ns` (`process.hrtime.bigint()`). */
+  /** Records activity `name` at `ns` (`process.hrtime.bigint()`), at the `TIMESTAMPS` level. */
   capture(name: string, ns: bigint): void {
-    if (this.#done) return;
+    if (this.#done || !tracesTimestamps(this.#setting.values.level)) return;
     this.#parts.push(`{"id":${this.id},"timestamps":[{"name":${JSON.stringify(name)},"ns":${ns}}]}`);
   }
 
   /** The core started the request on `model` version `version`: its description, then REQUEST_START. */
   requestStart(model: string, version: number, requestId: string | undefined, ns: bigint): void {
-    if (this.#done) return;
+    if (this.#done || !tracesTimestamps(this.#setting.values.level)) return;
     const id =
       requestId !== undefined && requestId !== '' ? `,"request_id":${JSON.stringify(requestId)}` : '';
     this.#parts.push(
       `{"id":${this.id},"model_name":${JSON.stringify(model)},"model_version":${version}${id}}`,
     );
     this.capture('REQUEST_START', ns);
+  }
+
+  /** Whether the trace records tensors (the `TENSORS` level). */
+  get tensors(): boolean {
+    return !this.#done && tracesTensors(this.#setting.values.level);
+  }
+
+  /** Records `tensors` as `activity` (inputs when queued, outputs when answered), at the `TENSORS` level. */
+  captureTensors(activity: TensorActivity, tensors: Iterable<PackedTensor>): void {
+    if (!this.tensors) return;
+    for (const tensor of tensors) this.#parts.push(traceTensorObject(this.id, activity, tensor));
   }
 
   /** The request is over (its response sent or abandoned). Idempotent. */

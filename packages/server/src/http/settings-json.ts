@@ -30,7 +30,7 @@ function scalar(key: string, value: unknown): string {
  *
  * As Triton (`HandleTrace`), keys it does not read are ignored — among them `trace_mode`, which is
  * fixed at startup (`--trace-config mode=…`) and only reported — and so are level names it does not
- * know. Only the `TENSORS` level is refused (not supported here).
+ * know. `TIMESTAMPS` and `TENSORS` add up.
  * @throws ServerError
  */
 export function traceUpdateFromJson(body: unknown): TraceSettingsUpdate {

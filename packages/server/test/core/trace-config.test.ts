@@ -32,6 +32,10 @@ describe('--trace-config', () => {
     expect(parse('level=on')).toEqual({ trace_level: ['TIMESTAMPS'] });
     expect(parse('level=max')).toEqual({ trace_level: ['TIMESTAMPS'] });
     expect(parse('level=TIMESTAMPS', 'level=off')).toEqual({ trace_level: ['OFF'] });
+    // TENSORS is a level of its own, and adds up with TIMESTAMPS (Triton's level flags).
+    expect(parse('level=tensors')).toEqual({ trace_level: ['TENSORS'] });
+    expect(parse('level=TENSORS', 'level=TIMESTAMPS')).toEqual({ trace_level: ['TIMESTAMPS', 'TENSORS'] });
+    expect(parse('level=TENSORS', 'level=OFF')).toEqual({ trace_level: ['OFF'] });
     expect(parse('mode=triton', 'Triton,file=t.json')).toEqual({
       trace_mode: 'triton',
       trace_file: 't.json',
@@ -73,7 +77,6 @@ describe('--trace-config', () => {
   });
 
   it.each([
-    ['level=TENSORS', 'Bad option: "--trace-config level".\nthe TENSORS trace level is not supported'],
     [
       'mode=opentelemetry',
       'Bad option: "--trace-config mode".\nthe opentelemetry trace mode is not supported',
@@ -150,11 +153,6 @@ describe('trace settings API', () => {
         "Unable to parse 'log_frequency', value is out of range [ 0, 4294967295 ], got: 99999999999",
       ],
       [{ trace_level: ['OFF', 'TIMESTAMPS'] }, 400, "Expect only one trace level 'OFF' is specified"],
-      [
-        { trace_level: ['TENSORS'] },
-        400,
-        'trace_level: the TENSORS trace level is not supported by tritonserver-ts; use TIMESTAMPS',
-      ],
       [{ trace_file: null }, 501, 'trace file location can not be updated through network protocol'],
     ];
     for (const [body, status, error] of cases) {

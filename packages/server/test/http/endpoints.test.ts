@@ -448,8 +448,12 @@ describe('trace and log settings', () => {
     expect(ignored.status).toBe(200);
     expect(ignored.json).toMatchObject({ trace_level: ['OFF'], trace_rate: '8', trace_mode: 'triton' });
     expect(ignored.json).not.toHaveProperty('foo');
+    // TENSORS is a level like TIMESTAMPS: without a trace file, Triton's 400 too.
     const tensors = await post(url, '/v2/trace/setting', JSON.stringify({ trace_level: ['TENSORS'] }));
     expect(tensors.status).toBe(400);
+    expect(tensors.json).toEqual({
+      error: 'Attempting to set invalid trace setting :trace file name is not given',
+    });
   });
 
   it('updates log settings and returns the full object', async () => {
