@@ -18,13 +18,15 @@ import type { Prediction } from '../src/lib/types';
 import { photo, startEmbedded } from './helpers';
 
 const web = fileURLToPath(new URL('..', import.meta.url));
-const chunksDir = join(web, '.next/server/chunks');
+/** The build `next start` serves (NEXT_DIST_DIR when set, as next.config.ts reads it). */
+const distDir = process.env.NEXT_DIST_DIR ?? '.next';
+const chunksDir = join(web, distDir, 'server/chunks');
 
 const HOOK = `const Module = require('node:module');
 const fs = require('node:fs');
 const load = Module._load;
 Module._load = function (request, parent, isMain) {
-  if (request.includes('/.next/server/chunks/')) fs.appendFileSync(process.env.CHUNK_LOG, request + '\\n');
+  if (request.includes('/server/chunks/')) fs.appendFileSync(process.env.CHUNK_LOG, request + '\\n');
   return load.apply(this, arguments);
 };
 `;
@@ -42,7 +44,7 @@ let dir: string;
 const children: ChildProcess[] = [];
 
 beforeAll(async () => {
-  if (!existsSync(join(web, '.next/BUILD_ID'))) throw new Error('run `next build` first (npm test does)');
+  if (!existsSync(join(web, distDir, 'BUILD_ID'))) throw new Error('run `next build` first (npm test does)');
   server = await startEmbedded();
   dir = mkdtempSync(join(tmpdir(), 'gg-lazy-'));
   writeFileSync(join(dir, 'hook.cjs'), HOOK);
