@@ -125,7 +125,11 @@ export class ModelLoader {
   ): Promise<void> {
     const record = this.#registry.getOrCreate(name);
     record.wanted = true;
-    const hasFiles = override.files !== undefined && override.files.size > 0;
+    // A load without a config of a model loaded with one keeps that override (Triton's reload).
+    const given = override;
+    const effective =
+      override.config === undefined && record.override !== undefined ? record.override : override;
+    const hasFiles = effective.files !== undefined && effective.files.size > 0;
     if (group !== undefined && group.length > 1) {
       record.failure = DUPLICATE_REASON;
       await this.retireAll(record, DUPLICATE_REASON);
@@ -147,8 +151,8 @@ export class ModelLoader {
     const signature = await treeSignature(entry.directory);
     const resolveOptions: ResolveModelOptions = {
       ...this.#opts.resolveOptions,
-      ...(override.config !== undefined ? { configOverride: override.config } : {}),
-      ...(hasFiles && override.files !== undefined ? { files: override.files } : {}),
+      ...(effective.config !== undefined ? { configOverride: effective.config } : {}),
+      ...(hasFiles && effective.files !== undefined ? { files: effective.files } : {}),
     };
     const resolution = await this.#opts.services.resolve(entry, resolveOptions);
     record.unsupported = !resolution.ok && isUnsupportedBackend(resolution.error);
@@ -170,6 +174,7 @@ export class ModelLoader {
       throw internal(`failed to load '${echo(name)}', ${resolution.reason}`, resolution.error);
     }
     let definition = resolution.model;
+    if (given.config !== undefined) record.override = given;
     for (const warning of ignoredFeatures(definition.config)) this.#opts.logger.warn(warning);
     record.failure = undefined;
     record.signature = signature;
@@ -254,6 +259,7 @@ export class ModelLoader {
     record.wanted = false;
     record.failure = undefined;
     record.signature = undefined;
+    record.override = undefined;
     await this.retireAll(record, 'unloaded');
   }
 

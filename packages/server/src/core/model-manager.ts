@@ -1,8 +1,11 @@
 /**
  * Model lifecycle, as Triton's model repository manager does it: the model control modes (`none`,
  * `explicit`, `poll`), the startup load, load with a config override and `file:` contents, unload,
- * and the lookups front ends need. Operations run one at a time; the state lives in the
- * {@link ModelRegistry}, loading in the {@link ModelLoader}, poll mode in the {@link RepositoryWatcher}.
+ * and the lookups front ends need. Explicit loads of different models run at the same time, as in
+ * Triton (its model load thread pool): loads that overlap form one operation, loads of one model
+ * follow each other; the startup load, polls, unloads and the shutdown run alone. The state lives
+ * in the {@link ModelRegistry}, loading in the {@link ModelLoader}, poll mode in the
+ * {@link RepositoryWatcher}.
  * @packageDocumentation
  */
 import type { RepositoryEntry, ResolveModelOptions } from '../repository/types.js';
@@ -54,13 +57,28 @@ export interface StartupResult {
   readonly unsupported: readonly { readonly name: string; readonly reason: string }[];
 }
 
-/** Owns every model of the server. Load / unload / poll operations run one at a time. */
+/** Loads that overlap (see {@link ModelManager}): they share one operation's bookkeeping. */
+interface LoadGroup {
+  /** Loads in the group not finished yet. */
+  members: number;
+  /** Settles when the operation before the group is done. */
+  readonly started: Promise<void>;
+  /** Settles when the group's last load is done. */
+  readonly done: Promise<void>;
+  finish(): void;
+}
+
+/** Owns every model of the server (see the module documentation for what runs at the same time). */
 export class ModelManager {
   readonly #opts: ModelManagerOptions;
   readonly #registry = new ModelRegistry();
   readonly #loader: ModelLoader;
   readonly #watcher: RepositoryWatcher | undefined;
   #chain: Promise<unknown> = Promise.resolve();
+  /** The group explicit loads join while nothing exclusive is queued after it. */
+  #openGroup: LoadGroup | undefined;
+  /** The last load of each model in the open group (loads of one model follow each other). */
+  #modelLocks = new Map<string, Promise<void>>();
   // Per operation (operations run one at a time): the loads started (each model once), which
   // ensemble awaits which composing models (to find cycles), the cycles found, and the listing.
   #loads = new Map<string, Promise<void>>();
@@ -88,9 +106,44 @@ export class ModelManager {
     return this.#opts.controlMode;
   }
 
+  /** Runs `task` alone, after everything queued before it. */
   #serialize<T>(task: () => Promise<T>): Promise<T> {
+    this.#openGroup = undefined;
     const run = this.#chain.then(task, task);
     this.#chain = run.catch(() => undefined);
+    return run;
+  }
+
+  /**
+   * Runs an explicit load of `name`: with the loads already queued or running that nothing
+   * exclusive follows (one group, one operation's bookkeeping), after the previous load of `name`.
+   */
+  #loadInGroup<T>(name: string, task: () => Promise<T>): Promise<T> {
+    let group = this.#openGroup;
+    if (group === undefined) {
+      let finish!: () => void;
+      const done = new Promise<void>((resolve) => (finish = resolve));
+      const started = this.#chain.then(() => this.#beginOperation(undefined));
+      group = { members: 0, started, done, finish };
+      this.#openGroup = group;
+      this.#chain = done;
+    }
+    const joined = group;
+    joined.members += 1;
+    const previous = this.#modelLocks.get(name) ?? joined.started;
+    const run = previous.then(task, task);
+    const settled = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#modelLocks.set(name, settled);
+    void settled.then(() => {
+      joined.members -= 1;
+      if (joined.members > 0) return;
+      if (this.#openGroup === joined) this.#openGroup = undefined;
+      this.#modelLocks.clear();
+      joined.finish();
+    });
     return run;
   }
 
@@ -160,10 +213,12 @@ export class ModelManager {
         ),
       );
     }
-    return this.#serialize(async () => {
+    return this.#loadInGroup(name, async () => {
       const entries = await this.#opts.services.listModels(this.#opts.repositories);
       const byName = groupEntries(entries);
-      this.#beginOperation(byName);
+      this.#listing = byName;
+      // An explicit load always (re)loads, also a model this operation loaded already.
+      this.#loads.delete(name);
       try {
         await this.#loadModel(name, byName.get(name), options, true);
       } finally {

@@ -52,6 +52,12 @@ export interface ModelRecord {
   explicit?: boolean;
   /** For an ensemble: its composing models as of its last load (kept when it is taken down). */
   composing?: readonly string[] | undefined;
+  /**
+   * The config (and `file:`) override of the last successful load that had one: a later load
+   * without a config keeps using it, as Triton does, until the model is unloaded.
+   */
+  override?:
+    { readonly config?: string | object; readonly files?: ReadonlyMap<string, Uint8Array> } | undefined;
 }
 
 /** Triton's reason for a model found in more than one repository. */

@@ -201,8 +201,9 @@ class JsonParser {
       return out;
     }
     if (field.repeated) {
-      if (!Array.isArray(raw))
-        this.fail(`expected an array for ${typeName(field)}, got ${kindOf(raw)}`, path);
+      // protobuf's JSON parser (what Triton reads an override with) takes a single value for a
+      // repeated field as a list of one: `"instance_group": { "count": 2 }` is one group.
+      if (!Array.isArray(raw)) return [this.single(field, field.type, raw, `${path}[0]`)];
       return raw.map((item, i) => this.single(field, field.type, item, `${path}[${i}]`));
     }
     return this.single(field, field.type, raw, path);

@@ -25,8 +25,10 @@ export { builtinBackends, registerBuiltinBackends } from './builtin-backends.js'
 /**
  * Creates every instance of one model version: for each `instance_group`, `count` instances of its
  * `kind` (for `KIND_GPU`, `count` on each GPU of its `gpus` list, as Triton), named
- * `<group name>_<index>` with the index running over the whole group. Instances are created one
- * after another; on failure, instances already created are disposed.
+ * `<group name>_<index>` with the index running over the whole group. The instances are created
+ * at the same time (Triton's parallel instance loading: a Python instance is a process that
+ * starts, an onnxruntime one a worker that builds its session); when one fails, the others are
+ * disposed once created and the first failure is reported.
  *
  * Kinds: `KIND_CPU` and `KIND_MODEL` run on the CPU and report their kind; `KIND_GPU` groups fail
  * with `INSTANCE_CREATION_FAILED` (no GPU here, as Triton fails to load them) unless
@@ -59,7 +61,7 @@ export async function createInstances(
       `version ${version} of model '${model.name}' is not available (available: ${model.versions.map((v) => v.version).join(', ')})`,
     );
   }
-  const created: RuntimeModelInstance[] = [];
+  const specs: Parameters<typeof factory>[0][] = [];
   try {
     for (const group of config.instance_group) {
       let kind: string = group.kind;
@@ -78,16 +80,26 @@ export async function createInstances(
       const perDevice = group.kind === 'KIND_GPU' ? Math.max(1, group.gpus.length) : 1;
       for (let index = 0; index < group.count * perDevice; index++) {
         const name = `${group.name}_${index}`;
-        const spec = { name, kind, groupName: group.name, index, version, config, modelVersion };
-        created.push(await factory(spec, options));
+        specs.push({ name, kind, groupName: group.name, index, version, config, modelVersion });
       }
     }
   } catch (err) {
+    throw creationError(err);
+  }
+  const results = await Promise.allSettled(specs.map(async (spec) => factory(spec, options)));
+  const created = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed !== undefined) {
     await Promise.allSettled(created.map((i) => i.dispose()));
-    if (err instanceof BackendError) throw err;
-    throw new BackendError('INSTANCE_CREATION_FAILED', err instanceof Error ? err.message : String(err), {
-      cause: err,
-    });
+    throw creationError(failed.reason);
   }
   return created;
+}
+
+/** A failure of instance creation as the runtime reports it. */
+function creationError(err: unknown): BackendError {
+  if (err instanceof BackendError) return err;
+  return new BackendError('INSTANCE_CREATION_FAILED', err instanceof Error ? err.message : String(err), {
+    cause: err,
+  });
 }
