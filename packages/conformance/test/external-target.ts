@@ -10,6 +10,11 @@ export interface ExternalTarget {
   readonly httpUrl: string;
   /** For the gRPC client (`host:port`, `grpc://host:port` or `grpcs://host:port`). */
   readonly grpcUrl: string;
+  /**
+   * TRITON_TRACE_FILE: where this host reads the server's trace file (its
+   * `--trace-config triton,file=…`, e.g. through a mounted directory); '' when not given.
+   */
+  readonly traceFile: string;
 }
 
 /** tritonserver's default ports. */
@@ -34,5 +39,6 @@ export function externalTarget(
   return {
     httpUrl: http !== '' ? http : `${hostOf(grpc)}:${DEFAULT_HTTP_PORT}`,
     grpcUrl: grpc !== '' ? grpc : `${hostOf(http)}:${DEFAULT_GRPC_PORT}`,
+    traceFile: env.TRITON_TRACE_FILE ?? '',
   };
 }

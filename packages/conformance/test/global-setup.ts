@@ -16,6 +16,8 @@ declare module 'vitest' {
     /** gRPC endpoint: `host:port` (embedded) or TRITON_GRPC_URL. */
     tritonGrpcUrl: string;
     embedded: boolean;
+    /** Where the suite reads the server's trace file (`--trace-config triton,file=…`). */
+    traceFile: string;
   }
 }
 
@@ -25,12 +27,15 @@ export default async function setup(project: TestProject): Promise<() => Promise
     project.provide('tritonUrl', external.httpUrl);
     project.provide('tritonGrpcUrl', external.grpcUrl);
     project.provide('embedded', false);
+    project.provide('traceFile', external.traceFile);
     return () => Promise.resolve();
   }
   const { startServer } = await import('@tritonserver-ts/server');
   const { writeConformanceRepository } = await import('../scripts/repository.js');
   const dir = await mkdtemp(join(tmpdir(), 'conformance-models-'));
   await writeConformanceRepository(dir);
+  const traceDir = await mkdtemp(join(tmpdir(), 'conformance-trace-'));
+  const traceFile = join(traceDir, 'trace.json');
   const server = await startServer({
     modelRepositories: [dir],
     httpPort: 0,
@@ -40,13 +45,17 @@ export default async function setup(project: TestProject): Promise<() => Promise
     loadModels: ['*'],
     // The shared-memory cases register regions: like Triton (26.05+), that needs --allow-client-shm.
     allowClientShm: true,
+    // As the README's Triton: a trace file, so that the trace cases can turn tracing on.
+    trace: { trace_file: traceFile },
     logSink: () => undefined,
   });
   project.provide('tritonUrl', server.url);
   project.provide('tritonGrpcUrl', server.grpcUrl);
   project.provide('embedded', true);
+  project.provide('traceFile', traceFile);
   return async () => {
     await server.close();
     await rm(dir, { recursive: true, force: true });
+    await rm(traceDir, { recursive: true, force: true });
   };
 }

@@ -25,7 +25,7 @@ describe('the list of transport differences', () => {
   });
 });
 
-describe('TRITON_URL / TRITON_GRPC_URL', () => {
+describe('TRITON_URL / TRITON_GRPC_URL / TRITON_TRACE_FILE', () => {
   it('starts the embedded server when neither is set (or both are empty)', () => {
     expect(externalTarget({})).toBeUndefined();
     expect(externalTarget({ TRITON_URL: '', TRITON_GRPC_URL: '' })).toBeUndefined();
@@ -35,18 +35,28 @@ describe('TRITON_URL / TRITON_GRPC_URL', () => {
     expect(externalTarget({ TRITON_URL: 'a:8000', TRITON_GRPC_URL: 'b:9001' })).toEqual({
       httpUrl: 'a:8000',
       grpcUrl: 'b:9001',
+      traceFile: '',
     });
     expect(externalTarget({ TRITON_URL: 'http://triton.local:18000/' })).toEqual({
       httpUrl: 'http://triton.local:18000/',
       grpcUrl: 'triton.local:8001',
+      traceFile: '',
     });
     expect(externalTarget({ TRITON_GRPC_URL: 'grpc://[::1]:18001' })).toEqual({
       httpUrl: '[::1]:8000',
       grpcUrl: 'grpc://[::1]:18001',
+      traceFile: '',
     });
     expect(externalTarget({ TRITON_URL: 'localhost' })).toEqual({
       httpUrl: 'localhost',
       grpcUrl: 'localhost:8001',
+      traceFile: '',
+    });
+  });
+
+  it('reads the trace file of a running server where TRITON_TRACE_FILE says', () => {
+    expect(externalTarget({ TRITON_URL: 'a:8000', TRITON_TRACE_FILE: '/tmp/t/trace.json' })).toMatchObject({
+      traceFile: '/tmp/t/trace.json',
     });
   });
 });

@@ -20,6 +20,9 @@ export const tritonGrpcUrl = inject('tritonGrpcUrl');
 /** True when the suite started the embedded server itself. */
 export const embedded = inject('embedded');
 
+/** Where this host reads the server's trace file ('' when TRITON_TRACE_FILE was not given). */
+export const traceFile = inject('traceFile');
+
 /** Client options both transports take (the rest are the transport's own). */
 export type CommonClientOptions = Omit<ClientOptions, 'url' | 'transport' | 'ssl' | 'connections'>;
 
