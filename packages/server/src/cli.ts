@@ -3,9 +3,9 @@
  * `tritonserver-ts`: run the embedded Triton-compatible server from the command line.
  * Exit codes: 0 after a graceful shutdown (SIGINT / SIGTERM / SIGHUP, the parent that started it
  * with an IPC channel going away, or the npm process of `npx tritonserver-ts` being signalled or
- * exiting: `process/stop-requests.ts`), or when asked to stop during startup; 1 on a bad command
- * line, a startup failure (including a model that fails to load with `--exit-on-error=true`), or a
- * second stop request (exit at once).
+ * exiting: `process/stop-requests.ts`; one during startup stops the server once it has started);
+ * 1 on a bad command line, a startup failure (including a model that fails to load with
+ * `--exit-on-error=true`), or a second stop request (exit at once).
  * @packageDocumentation
  */
 import { readFileSync } from 'node:fs';
@@ -58,11 +58,18 @@ async function main(argv: readonly string[]): Promise<number> {
     return 0;
   }
 
-  // Stop requests are taken from the start: one during startup ends the process at once (a model
-  // still loading has nothing to drain; its stub exits when this process does).
+  // Stop requests are taken from the start. One during startup is served once the models have
+  // loaded (exiting while onnxruntime creates a session aborts the process); a second one exits.
+  let pending: StopRequest | undefined;
   let onStop = (request: StopRequest): void => {
-    process.stderr.write(`tritonserver-ts: ${request.description} during startup, exiting\n`);
-    process.exit(0);
+    if (request.count > 1) {
+      process.stderr.write(`tritonserver-ts: ${request.description} during startup, exiting immediately\n`);
+      process.exit(1);
+    }
+    pending = request;
+    process.stderr.write(
+      `tritonserver-ts: ${request.description} during startup: stopping once it has started\n`,
+    );
   };
   const stopWatching = onStopRequests((request) => onStop(request));
   let running: RunningServer;
@@ -104,6 +111,10 @@ async function main(argv: readonly string[]): Promise<number> {
       },
     );
   };
+  if (pending !== undefined) {
+    onStop(pending);
+    return done;
+  }
   const index = await core.repositoryIndex();
   if (index.length > 0) {
     const rows = [

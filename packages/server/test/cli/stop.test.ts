@@ -166,6 +166,47 @@ describe('npx tritonserver-ts stops cleanly', () => {
     expect(npx.output()).toContain('Received SIGHUP, waiting for in-flight requests');
   });
 
+  it('a stop request during startup stops the server once it has started (not in the middle of a load)', async () => {
+    // py_slow_init: initialize prints, then sleeps 1.5 s; SIGINT arrives during that sleep.
+    const add = addSubPythonModel('py_slow_init');
+    const py = (add.files['1/model.py'] as string)
+      .replace('print("args keys: "', 'import time\n        print("args keys: "')
+      .replace('flush=True)\n', 'flush=True)\n        time.sleep(1.5)\n');
+    expect(py).toContain('time.sleep(1.5)');
+    const slow = await mkdtemp(join(tmpdir(), 'tritonserver-ts-slow-init-'));
+    try {
+      await writePythonModels(slow, [{ name: 'py_slow_init', files: { ...add.files, '1/model.py': py } }]);
+      const cli = spawn(
+        process.execPath,
+        [
+          fileURLToPath(new URL('../../dist/cli.js', import.meta.url)),
+          `--model-repository=${slow}`,
+          '--backend-config=python,python-interpreter=/usr/bin/python3',
+          '--http-port=0',
+          '--allow-grpc=false',
+          '--allow-metrics=false',
+        ],
+        { env: userEnv(), stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      let text = '';
+      cli.stdout.on('data', (d: Buffer) => (text += d.toString()));
+      cli.stderr.on('data', (d: Buffer) => (text += d.toString()));
+      const exited = new Promise<number | null>((resolve) => cli.once('exit', (code) => resolve(code)));
+      while (!text.includes('args keys:')) {
+        expect(cli.exitCode, text).toBeNull();
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      cli.kill('SIGINT');
+      expect(await exited, text).toBe(0);
+      expect(text).toContain('Received SIGINT during startup: stopping once it has started');
+      expect(text).toContain('Server stopped');
+      expect(text).not.toContain('terminate called');
+      expect(problems(text), text).toEqual([]);
+    } finally {
+      await rm(slow, { recursive: true, force: true });
+    }
+  });
+
   it('a second SIGINT to npx forces the stop while a request is in flight', async () => {
     const npx = await startNpx();
     const httpPort = Number(/Started HTTPService at \S+:(\d+)/.exec(npx.output())?.[1]);
