@@ -334,7 +334,9 @@ export class InferenceServer {
   ): Promise<CoreInferResponse> {
     const start = process.hrtime.bigint();
     const serving = this.models.resolve(request.modelName, request.modelVersion);
-    const trace = options.trace;
+    // A request sent by a traced request (an ensemble's step) is traced as its child.
+    const child = options.trace === undefined ? request.parentTrace?.spawnChild() : undefined;
+    const trace = options.trace ?? child;
     trace?.requestStart(serving.name, serving.version, request.id, start);
     let shm: SharedMemoryInputs | undefined;
     // The regions the request uses stay registered until it is answered (Triton's deferred unregister).
@@ -357,13 +359,17 @@ export class InferenceServer {
         shm === undefined ? 0 : [...shm.bytes.values()].reduce((n, b) => n + b.byteLength, 0),
       );
       const onAccepted = options.onAccepted;
+      const requestHook = prepared.schedulerRequest.onActivity;
       const inputs = prepared.schedulerRequest.inputs;
       if (trace !== undefined || onAccepted !== undefined) {
         prepared = {
           ...prepared,
           schedulerRequest: {
             ...prepared.schedulerRequest,
+            ...(trace !== undefined ? { trace } : {}),
             onActivity: (activity, ns) => {
+              // The caller's own hook (an ensemble adds up its steps' compute times) still runs.
+              requestHook?.(activity, ns);
               if (activity === 'QUEUE_START') onAccepted?.();
               trace?.capture(activity, ns);
               if (activity === 'QUEUE_START' && trace?.tensors === true) {
@@ -386,6 +392,7 @@ export class InferenceServer {
       shm?.release();
       releaseRegions();
       trace?.capture('REQUEST_END', process.hrtime.bigint());
+      child?.finish();
     }
   }
 

@@ -8,7 +8,8 @@
  *   refused unless it turns tracing off: `Attempting to set invalid trace setting :<reason>`.
  * - Sampling: every `rate`-th request of a setting is traced while `count` (remaining traces,
  *   reported live by the settings API) is not 0.
- * - Output: a trace is a list of objects, `{"id","model_name","model_version"[,"request_id"]}` then one
+ * - Output: a trace is a list of objects, `{"id","model_name","model_version"[,"request_id"][,"parent_id"]}`
+ *   (`parent_id`: the trace of an ensemble step names its ensemble's trace) then one
  *   `{"id","timestamps":[{"name","ns"}]}` per activity (`TIMESTAMPS`), and with `TENSORS` one
  *   `{"id","activity","tensor":{…}}` per input when the request is queued (`TENSOR_QUEUE_INPUT`) and
  *   per output when its response is sent (`TENSOR_BACKEND_OUTPUT`; `trace-tensors.ts`). As in
@@ -128,6 +129,12 @@ class TraceSetting {
     return this.invalidReason === '' && this.count !== 0;
   }
 
+  /** A child trace of a traced request (an ensemble step): traced whatever the rate and count. */
+  adopt(): void {
+    this.#sampled += 1;
+    this.#active += 1;
+  }
+
   /** Counts one request; true when it is to be traced. */
   sample(): boolean {
     if (!this.valid || this.#retired) return false;
@@ -172,13 +179,28 @@ class TraceSetting {
 export class ActiveTrace {
   /** The trace id (1, 2, … in sampling order). */
   readonly id: number;
+  /** The id of the trace this one was spawned from (an ensemble's, for its steps), if any. */
+  readonly parentId: number | undefined;
   readonly #setting: TraceSetting;
+  readonly #nextId: () => number;
   readonly #parts: string[] = [];
   #done = false;
 
-  constructor(id: number, setting: TraceSetting) {
+  constructor(id: number, setting: TraceSetting, nextId: () => number, parentId?: number) {
     this.id = id;
+    this.parentId = parentId;
     this.#setting = setting;
+    this.#nextId = nextId;
+  }
+
+  /**
+   * A trace for a request this traced request sends (Triton's `SpawnChildTrace`: an ensemble's
+   * steps): its own id, the same settings and file, its parent's id in its model object. The caller
+   * finishes it.
+   */
+  spawnChild(): ActiveTrace {
+    this.#setting.adopt();
+    return new ActiveTrace(this.#nextId(), this.#setting, this.#nextId, this.id);
   }
 
   /** Records activity `name` at `ns` (`process.hrtime.bigint()`), at the `TIMESTAMPS` level. */
@@ -192,8 +214,9 @@ export class ActiveTrace {
     if (this.#done || !tracesTimestamps(this.#setting.values.level)) return;
     const id =
       requestId !== undefined && requestId !== '' ? `,"request_id":${JSON.stringify(requestId)}` : '';
+    const parent = this.parentId !== undefined ? `,"parent_id":${this.parentId}` : '';
     this.#parts.push(
-      `{"id":${this.id},"model_name":${JSON.stringify(model)},"model_version":${version}${id}}`,
+      `{"id":${this.id},"model_name":${JSON.stringify(model)},"model_version":${version}${id}${parent}}`,
     );
     this.capture('REQUEST_START', ns);
   }
@@ -322,7 +345,7 @@ export class TraceManager {
   sample(model: string): ActiveTrace | undefined {
     if (this.#closed) return undefined;
     const setting = this.#models.get(model) ?? this.#global;
-    return setting.sample() ? new ActiveTrace(this.#nextId++, setting) : undefined;
+    return setting.sample() ? new ActiveTrace(this.#nextId++, setting, () => this.#nextId++) : undefined;
   }
 
   /** Writes every collected trace and closes the trace files (server shutdown). Idempotent. */

@@ -6,6 +6,7 @@
 import type { BytesList, PackedTensor, SharedMemoryRef, TensorData } from '@tritonserver-ts/client/protocol';
 
 import type { ServerError } from './errors.js';
+import type { ActiveTrace } from './tracing.js';
 
 /** A request / tensor parameter value (64-bit integers out of the safe range are `bigint`). */
 export type ParameterValue = string | number | bigint | boolean;
@@ -59,6 +60,11 @@ export interface CoreInferRequest {
   readonly inputs: readonly CoreInferInput[];
   /** Absent or empty = every model output. */
   readonly outputs?: readonly CoreRequestedOutput[];
+  /**
+   * The trace of the request that sends this one (an ensemble's, for its steps): when set, this
+   * request is traced as its child (`parent_id`) whatever the sampling.
+   */
+  readonly parentTrace?: ActiveTrace;
   /**
    * Raw binary request (HTTP `Inference-Header-Content-Length: 0`): the bytes of the model's single
    * input; `inputs` must then be empty.

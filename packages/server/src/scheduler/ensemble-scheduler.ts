@@ -477,6 +477,7 @@ class EnsembleScheduler implements Scheduler {
       ...(request.id !== undefined ? { id: request.id } : {}),
       ...(request.parameters !== undefined ? { parameters: request.parameters } : {}),
       ...(request.signal !== undefined ? { signal: request.signal } : {}),
+      ...(request.trace !== undefined ? { parentTrace: request.trace } : {}),
     };
     const decoupledStep = stepConfig?.model_transaction_policy?.decoupled === true;
     return { stepRequest, stepBatch, decoupledStep };

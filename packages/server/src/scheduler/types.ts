@@ -21,6 +21,7 @@ import type { PackedTensor } from '@tritonserver-ts/client/protocol';
 
 import type { ServerError } from '../core/errors.js';
 import type { InferenceHost } from '../core/inference-host.js';
+import type { ActiveTrace } from '../core/tracing.js';
 import type { ParameterValue } from '../core/types.js';
 import type { ModelConfig } from '../repository/model-config.js';
 import type { ModelInstance } from '../runtime/types.js';
@@ -49,6 +50,11 @@ export interface SchedulerRequest {
    * `process.hrtime.bigint()` times, from the times the scheduler keeps for statistics.
    */
   readonly onActivity?: (activity: SchedulerActivity, ns: bigint) => void;
+  /**
+   * The request's trace, when it is traced: an ensemble spawns its steps' traces from it (their
+   * `parent_id`). Schedulers report timestamps through {@link SchedulerRequest.onActivity}.
+   */
+  readonly trace?: ActiveTrace;
   /** The request's id (ensembles hand it on to their steps' requests). */
   readonly id?: string;
   /** The request's parameters, `priority` and `timeout` included (ensembles hand them on to their steps). */
