@@ -55,8 +55,12 @@ class PreferredMemory:
 
 
 class InferenceTrace:
-    """The trace of a request (`request.trace()`). Requests are not traced into models here, so the
-    context is always None (as Triton answers for an untraced request)."""
+    """The trace of a request (`request.trace()`). A BLS request built with `trace=request.trace()`
+    of a traced request is traced as its child, as in Triton. There is no OpenTelemetry context
+    here: `get_context()` is None (Triton's answer in its own trace mode)."""
+
+    def __init__(self, _trace_id=None):
+        self._trace_id = _trace_id
 
     def get_context(self):
         return None
@@ -580,7 +584,9 @@ class InferenceRequest:
         self._cancelled = False
 
     @classmethod
-    def _received(cls, inputs, requested_output_names, request_id, correlation_id, flags, parameters_json):
+    def _received(
+        cls, inputs, requested_output_names, request_id, correlation_id, flags, parameters_json, trace_id=None
+    ):
         """A request of an execute() call: its parameters arrive as the JSON text the model reads."""
         request = cls(
             request_id=request_id,
@@ -588,6 +594,7 @@ class InferenceRequest:
             inputs=inputs,
             requested_output_names=requested_output_names,
             flags=flags,
+            trace=InferenceTrace(trace_id),
         )
         request._parameters_json = parameters_json
         return request

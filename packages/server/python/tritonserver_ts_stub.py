@@ -233,6 +233,9 @@ class Channel:
             "timeout": int(request.timeout() or 0),
             "inputs": refs,
         }
+        trace = getattr(request.trace(), "_trace_id", None)
+        if trace is not None:
+            header["trace"] = trace
         self.write(header, chunks)
         return future
 
@@ -359,6 +362,7 @@ class Stub:
                     correlation_id=entry["correlation_id"],
                     flags=entry["flags"],
                     parameters_json=entry["parameters"],
+                    trace_id=entry.get("trace"),
                 )
                 request._sender = pb_utils.InferenceResponseSender(batch, i, self.decoupled, request)
                 requests.append(request)

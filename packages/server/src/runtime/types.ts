@@ -8,6 +8,8 @@
  */
 import type { PackedTensor } from '@tritonserver-ts/client/protocol';
 
+import type { ActiveTrace } from '../core/tracing.js';
+
 /** Nanosecond timings of one execution, split like Triton's compute_input / compute_infer / compute_output. */
 export interface ExecutionTimings {
   /** Preparing inputs for the backend (e.g. building ORT tensors, concatenating a batch). */
@@ -89,6 +91,8 @@ export interface InstanceRequest {
   readonly respond: (response: InstanceResponse) => void;
   /** Aborts when the client cancels the request (the front end's signal), if it can. */
   readonly signal?: AbortSignal;
+  /** The request's trace when it is traced: BLS requests the model sends with it are its children. */
+  readonly trace?: ActiveTrace;
 }
 
 /** A model instance created by this runtime (adds its group and index to {@link ModelInstance}). */

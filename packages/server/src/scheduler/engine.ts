@@ -444,6 +444,7 @@ export class SchedulingEngine implements Scheduler {
         flags: r.flags ?? 0,
         parameters: r.parameters ?? {},
         ...(r.signal !== undefined ? { signal: r.signal } : {}),
+        ...(r.trace !== undefined ? { trace: r.trace } : {}),
         respond: (response) => {
           if (done[i] === true) return;
           const error =

@@ -5,7 +5,8 @@
  * name, and the step's REQUEST_START … COMPUTE_* … REQUEST_END — written to the same file, also for
  * a nested ensemble (a grandchild names its parent step). Python models (the step here, and a
  * decoupled model over a gRPC stream) get COMPUTE_START / COMPUTE_INPUT_END / COMPUTE_OUTPUT_START /
- * COMPUTE_END in order.
+ * COMPUTE_END in order. A Python model's BLS request built with `trace=request.trace()` is a child
+ * of its request's trace too; one built without it is not traced (as in Triton's Python backend).
  */
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -49,6 +50,38 @@ output [ ${io[1]} ]
 ensemble_scheduling { step [ ${step(inner, map, { INFO: 'INFO' })} ] }
 `;
 
+/** `py_bls`: A, B → two BLS calls of py_add, the first with `trace=request.trace()`; INFO of the first. */
+const blsModel = {
+  name: 'py_bls',
+  files: {
+    'config.pbtxt': `name: "py_bls"
+backend: "python"
+max_batch_size: 0
+input [ ${io[0]} ]
+output [ ${io[1]} ]
+instance_group [ { kind: KIND_CPU count: 1 } ]
+`,
+    '1/model.py': `import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    def execute(self, requests):
+        responses = []
+        for request in requests:
+            inputs = [
+                pb_utils.Tensor("INPUT0", pb_utils.get_input_tensor_by_name(request, "A").as_numpy()),
+                pb_utils.Tensor("INPUT1", pb_utils.get_input_tensor_by_name(request, "B").as_numpy()),
+            ]
+            traced = pb_utils.InferenceRequest(
+                model_name="py_add", inputs=inputs, requested_output_names=["INFO"], trace=request.trace()
+            ).exec()
+            pb_utils.InferenceRequest(model_name="py_add", inputs=inputs, requested_output_names=["INFO"]).exec()
+            responses.append(pb_utils.InferenceResponse([traced.output_tensors()[0]]))
+        return responses
+`,
+  },
+};
+
 let dir: string;
 let file: string;
 let traces: Trace[];
@@ -61,7 +94,7 @@ beforeAll(async () => {
     python: { interpreter: PYTHON },
     trace: { trace_level: ['TIMESTAMPS'], trace_rate: '1', trace_file: file },
     fill: async (root) => {
-      await writePythonModels(root, [addSubPythonModel('py_add'), decoupledPythonModel('py_dec')]);
+      await writePythonModels(root, [addSubPythonModel('py_add'), decoupledPythonModel('py_dec'), blsModel]);
       for (const [name, text] of [
         ['ens', ensembleConfig('ens', 'py_add', { INPUT0: 'A', INPUT1: 'B' })],
         ['outer', ensembleConfig('outer', 'ens', { A: 'A', B: 'B' })],
@@ -106,6 +139,9 @@ beforeAll(async () => {
   stream.end();
   await done;
   client.close();
+  // 9: the BLS model over HTTP (child 10: its traced BLS call; the other call is not traced).
+  const bls = await fetch(`${server.url}/v2/models/py_bls/infer`, { method: 'POST', body: body('b1') });
+  expect(bls.status).toBe(200);
   await server.close();
   const objects = JSON.parse(await readFile(file, 'utf8')) as TraceObject[];
   const byId = new Map<number, Trace>();
@@ -139,6 +175,8 @@ describe('child traces of ensemble steps', () => {
       [6, 'ens', undefined],
       [7, 'py_add', 6],
       [8, 'py_dec', undefined],
+      [9, 'py_bls', undefined],
+      [10, 'py_add', 9],
     ]);
     // A step carries the ensemble request's id.
     expect(trace(2).model?.request_id).toBe('h1');
@@ -165,6 +203,12 @@ describe('child traces of ensemble steps', () => {
     expect(trace(6).names[0]).toBe('GRPC_WAITREAD_START');
     expect(trace(6).names).not.toContain('COMPUTE_START');
     expect(trace(7).names).toEqual(['REQUEST_START', 'QUEUE_START', ...COMPUTE, 'REQUEST_END']);
+  });
+
+  it("a BLS request built with trace=request.trace() is its request's child; the one without is not traced", () => {
+    expect(trace(10).names).toEqual(['REQUEST_START', 'QUEUE_START', ...COMPUTE, 'REQUEST_END']);
+    expect(traces.filter((t) => t.model?.parent_id === 9)).toHaveLength(1);
+    expect(trace(9).names.filter((n) => COMPUTE.includes(n))).toEqual(COMPUTE);
   });
 
   it('a decoupled Python model over a stream gets its compute timestamps', () => {

@@ -297,6 +297,8 @@ export class PythonModelInstance implements RuntimeModelInstance {
         parameters: parametersJson(r.parameters),
         requested_outputs: r.requestedOutputs.length > 0 ? r.requestedOutputs : [...this.#outputs.keys()],
         inputs,
+        // A traced request's trace id: `request.trace()` hands it to the BLS requests built with it.
+        ...(r.trace !== undefined ? { trace: r.trace.id } : {}),
       };
     });
     const id = this.#nextBatch++;
@@ -611,7 +613,11 @@ export class PythonModelInstance implements RuntimeModelInstance {
         inputs: inputs.map((t) => ({ name: t.name, datatype: t.datatype, shape: t.shape, data: t.data })),
         outputs: ((h.requested_outputs ?? []) as string[]).map((name) => ({ name })),
       };
-      const response = await this.#host.infer(request);
+      // Built with `trace=request.trace()` of a traced request: traced as its child (Triton's BLS).
+      const parent = typeof h.trace === 'number' ? this.#liveTrace(h.trace) : undefined;
+      const response = await this.#host.infer(
+        parent !== undefined ? { ...request, parentTrace: parent } : request,
+      );
       const out = new PayloadBuilder();
       const refs = response.outputs.map((o) => out.add(o.tensor));
       const answered = parametersToWire(response.parameters);
@@ -628,6 +634,15 @@ export class PythonModelInstance implements RuntimeModelInstance {
       if (error instanceof ServerError) fail(error.kind, error.message);
       else fail('INTERNAL', error instanceof Error ? error.message : String(error));
     }
+  }
+
+  /** The trace of a request this instance still holds, by trace id. */
+  #liveTrace(id: number): InstanceRequest['trace'] {
+    for (const batch of this.#batches.values()) {
+      const found = batch.requests.find((r, i) => r.trace?.id === id && batch.finished[i] !== true);
+      if (found !== undefined) return found.trace;
+    }
+    return undefined;
   }
 
   /** Fails every request the instance still holds (it is going away). */
