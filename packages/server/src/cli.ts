@@ -99,7 +99,8 @@ async function main(argv: readonly string[]): Promise<number> {
     core.logger.info(
       `${request.description}, waiting for in-flight requests (timeout ${options.server.exitTimeoutSecs ?? 30} s)`,
     );
-    running.close().then(
+    // As tritonserver: the HTTP port stays open until the open connections' requests are answered.
+    running.close({ liveConnections: true }).then(
       (finished) => {
         if (!finished) core.logger.warn('Exit timeout expired with requests still in flight');
         core.logger.info('Server stopped');

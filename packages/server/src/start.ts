@@ -70,8 +70,11 @@ export interface RunningServer {
   /**
    * Graceful shutdown: stop accepting, wait for in-flight requests (up to `exitTimeoutSecs`), drain
    * and unload every model. Resolves `true` when every request finished in time. Idempotent.
+   * `liveConnections` (the CLI on SIGINT / SIGTERM): HTTP stops as tritonserver does — the port
+   * stays open while the open connections' requests are answered (new connections are reset
+   * meanwhile), then it closes (see `HttpServerHandle.close`).
    */
-  close(): Promise<boolean>;
+  close(options?: { liveConnections?: boolean }): Promise<boolean>;
 }
 
 /** Thrown when `exitOnError` is set and models failed to load at startup. */
@@ -150,13 +153,13 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     metricsUrl: metrics?.url,
     metricsPort: metrics?.port,
     server: core,
-    close() {
+    close(closeOptions = {}) {
       closing ??= (async () => {
         const timeoutMs = (options.exitTimeoutSecs ?? 30) * 1000;
         const deadline = Date.now() + timeoutMs;
         // Both front ends drain at once, within the same exit timeout.
         const [httpDone, grpcDone] = await Promise.all([
-          http === undefined ? true : http.close(timeoutMs),
+          http === undefined ? true : http.close(timeoutMs, closeOptions),
           grpc === undefined ? true : grpc.close(timeoutMs),
         ]);
         const finished = httpDone && grpcDone;

@@ -3,8 +3,8 @@
  * shutdown that stops accepting connections and waits for in-flight requests.
  * @packageDocumentation
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 
 import type { InferenceServer } from '../core/server.js';
 import { DEFAULT_MAX_INPUT_SIZE } from './body.js';
@@ -61,9 +61,20 @@ export interface HttpServerHandle {
    * Stops accepting connections, closes idle keep-alive connections, waits up to `timeoutMs` for
    * in-flight requests, then closes every remaining connection. Resolves `true` when everything
    * finished in time.
+   *
+   * With `liveConnections` (the CLI's SIGINT / SIGTERM), as tritonserver's `HTTPServer::Stop`: the
+   * port stays open while the connections already open finish their requests (a request arriving
+   * on one meanwhile is answered too), and a new connection is reset at once; once they are done
+   * (or `timeoutMs` passed) the port closes, and only then are new connections refused by the
+   * system. Unlike tritonserver, which waits until clients close even idle keep-alive connections,
+   * a connection without a request for 200 ms is closed (a client's keep-alive pool would otherwise
+   * hold every shutdown for the whole exit timeout).
    */
-  close(timeoutMs: number): Promise<boolean>;
+  close(timeoutMs: number, options?: { liveConnections?: boolean }): Promise<boolean>;
 }
+
+/** How long a connection may stay without a request during a `liveConnections` shutdown. */
+const IDLE_GRACE_MS = 200;
 
 /** Starts the HTTP front end of `core`. */
 export async function startHttpServer(
@@ -96,6 +107,27 @@ export async function startHttpServer(
     jsonDecoder,
   });
   const server = createServer({ keepAlive: true }, listener);
+  // Open connections (requests in progress, last activity), for a shutdown that waits for them;
+  // none accepted once it started.
+  const connections = new Map<Socket, { busy: number; since: number }>();
+  let accepting = true;
+  server.prependListener('connection', (socket: Socket) => {
+    if (!accepting) {
+      socket.resetAndDestroy();
+      return;
+    }
+    connections.set(socket, { busy: 0, since: Date.now() });
+    socket.once('close', () => connections.delete(socket));
+  });
+  server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
+    const state = connections.get(req.socket);
+    if (state === undefined) return;
+    state.busy += 1;
+    res.once('close', () => {
+      state.busy -= 1;
+      state.since = Date.now();
+    });
+  });
   // Parse errors: node:http's answers, and Triton's reading of a body with both framings.
   answerClientErrors(server, requestsInFlight);
   server.keepAliveTimeout = options.keepAliveTimeoutMs ?? 65_000;
@@ -116,8 +148,30 @@ export async function startHttpServer(
     bodyBudget,
     bodyPool,
     responseWriter,
-    close(timeoutMs: number): Promise<boolean> {
+    close(timeoutMs: number, closeOptions: { liveConnections?: boolean } = {}): Promise<boolean> {
       closing ??= (async () => {
+        if (closeOptions.liveConnections === true) {
+          accepting = false;
+          // A connection with no request in progress for IDLE_GRACE_MS is closed: a keep-alive
+          // client sending its next request right after an answer is still served.
+          const sweep = setInterval(() => {
+            const now = Date.now();
+            for (const [socket, state] of connections) {
+              if (state.busy === 0 && now - state.since >= IDLE_GRACE_MS) socket.destroy();
+            }
+          }, 20);
+          const finished = await waitFor(
+            () => connections.size === 0,
+            (resolve) => connections.forEach((_, s) => s.once('close', resolve)),
+            timeoutMs,
+          );
+          clearInterval(sweep);
+          const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+          server.closeAllConnections();
+          await closed;
+          await jsonDecoder.close();
+          return finished;
+        }
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
         let timer: NodeJS.Timeout | undefined;
@@ -136,4 +190,23 @@ export async function startHttpServer(
       return closing;
     },
   };
+}
+
+/**
+ * Resolves `true` once `done()` holds (checked whenever `watch` signals), `false` after `timeoutMs`.
+ */
+function waitFor(
+  done: () => boolean,
+  watch: (signal: () => void) => void,
+  timeoutMs: number,
+): Promise<boolean> {
+  if (done()) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), Math.max(0, timeoutMs));
+    watch(() => {
+      if (!done()) return;
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
 }
