@@ -2,7 +2,7 @@
 // in stop.test.ts): this process under `sh -c` under npm. A wake-up of the shell is a SIGINT only
 // while the shell's one child is this process (another child's exit would wake it too); the chain
 // exiting (a start time that changed) ends the watch; outside npm nothing is watched.
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -16,6 +16,15 @@ const INTERVAL = 20;
 
 let proc: string;
 
+/**
+ * Writes `path` whole in one step (a temporary file renamed over it), so the watch, which reads the
+ * fake tree every 20 ms, never sees a file half written (an empty `stat` reads as a process gone).
+ */
+async function put(path: string, text: string): Promise<void> {
+  await writeFile(`${path}.tmp`, text);
+  await rename(`${path}.tmp`, path);
+}
+
 /** Writes `/proc/<pid>/{stat,status,task/<pid>/children}` of the fake tree. */
 async function fake(
   pid: number,
@@ -27,15 +36,12 @@ async function fake(
 ) {
   await mkdir(join(proc, String(pid), 'task', String(pid)), { recursive: true });
   const rest = ['S', ppid, pid, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 20, 0, 1, 0, start, 0, 0];
-  await writeFile(join(proc, String(pid), 'stat'), `${pid} (${name}) ${rest.join(' ')}\n`);
-  await writeFile(
+  await put(join(proc, String(pid), 'stat'), `${pid} (${name}) ${rest.join(' ')}\n`);
+  await put(
     join(proc, String(pid), 'status'),
     `Name:\t${name}\nvoluntary_ctxt_switches:\t${wakeUps}\nnonvoluntary_ctxt_switches:\t0\n`,
   );
-  await writeFile(
-    join(proc, String(pid), 'task', String(pid), 'children'),
-    kids.map((k) => `${k} `).join(''),
-  );
+  await put(join(proc, String(pid), 'task', String(pid), 'children'), kids.map((k) => `${k} `).join(''));
 }
 
 const tick = (n = 3): Promise<void> => new Promise((r) => setTimeout(r, INTERVAL * n));
