@@ -16,35 +16,27 @@
  * Before the fix one such gRPC request took the server from ~180 MiB to ~2.1 GB (+3.8 GB for
  * `bytes_contents`), for 14-58 s, with the health check waiting up to 16 s.
  */
-import { fork, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
 import { connect as http2Connect, type ClientHttp2Session } from 'node:http2';
 import { connect as netConnect } from 'node:net';
-import { fileURLToPath } from 'node:url';
 
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { encodeModelInferRequest } from '@tritonserver-ts/client/protocol/grpc';
 
+import {
+  MiB,
+  startMemoryChild,
+  watchMemoryChild as watch,
+  type MemoryChild as Child,
+} from '../helpers/memory-child.js';
 import type { MemoryServerOptions } from '../helpers/memory-server.js';
 
-const MiB = 1024 * 1024;
-const fixture = fileURLToPath(new URL('../helpers/memory-server.ts', import.meta.url));
 /** The BYTES identity models: the identity backend's (buffers), onnxruntime's (strings). */
 const BUFFERS = 'identity_bytes';
 const STRINGS = 'identity_string';
 /** Requests sent at once on each wire. */
 const CONCURRENT = Number(process.env.BYTES_MEMORY_CONCURRENT ?? 4);
 const REQUEST_BYTES = 8 * MiB;
-
-interface Child {
-  readonly process: ChildProcess;
-  readonly port: number;
-  readonly grpcPort: number;
-  /** Current RSS in bytes, from /proc (no GC). */
-  rss(): number;
-}
 
 let child: Child | undefined;
 const sessions: ClientHttp2Session[] = [];
@@ -56,72 +48,12 @@ afterEach(() => {
 async function stopChild(): Promise<void> {
   const c = child;
   child = undefined;
-  if (c === undefined) return;
-  const exited = new Promise((resolve) => c.process.once('exit', resolve));
-  c.process.send('close');
-  const timer = setTimeout(() => c.process.kill('SIGKILL'), 5000);
-  await exited;
-  clearTimeout(timer);
+  await c?.stop();
 }
 
 async function startChild(options: MemoryServerOptions): Promise<Child> {
-  const proc = fork(fixture, [JSON.stringify(options)], {
-    execArgv: ['--expose-gc', '--import', 'tsx'],
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  const ports = await new Promise<{ port: number; grpcPort: number }>((resolve, reject) => {
-    proc.once('message', (m: { port: number; grpcPort: number }) => resolve(m));
-    proc.once('exit', (code) => reject(new Error(`memory server exited with ${code}`)));
-  });
-  const c: Child = {
-    process: proc,
-    ...ports,
-    rss: () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${proc.pid}/status`, 'utf8'))?.[1]) * 1024,
-  };
-  child = c;
-  return c;
-}
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/** Samples the child's RSS and its HTTP health latency until stopped; returns both peaks. */
-function watch(c: Child): () => Promise<{ peakRss: number; worstHealthMs: number }> {
-  let peak = c.rss();
-  let worst = 0;
-  let stopped = false;
-  const timer = setInterval(() => {
-    try {
-      peak = Math.max(peak, c.rss());
-    } catch {
-      // exited
-    }
-  }, 20);
-  const health = (async () => {
-    while (!stopped) {
-      const started = performance.now();
-      await live(c.port);
-      worst = Math.max(worst, performance.now() - started);
-      await sleep(50);
-    }
-  })();
-  return async () => {
-    stopped = true;
-    clearInterval(timer);
-    await health;
-    return { peakRss: peak, worstHealthMs: worst };
-  };
-}
-
-/** `GET /v2/health/live` on a fresh connection; resolves with the status (0 when it failed). */
-function live(port: number): Promise<number> {
-  return new Promise((resolve) => {
-    const req = httpRequest({ port, host: '127.0.0.1', path: '/v2/health/live', agent: false }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
-    req.on('error', () => resolve(0));
-    req.end();
-  });
+  child = await startMemoryChild(options);
+  return child;
 }
 
 /** Appends the varint of `n` to `out`. */

@@ -6,30 +6,23 @@
  * what a real client library would not: never read its responses, send a gzip bomb, open thousands
  * of streams. Bounds are loose (the machine is shared) but far below what the unbounded server reached.
  */
-import { fork, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
 import { connect as http2Connect, type ClientHttp2Session, type ClientHttp2Stream } from 'node:http2';
-import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { encodeInferCall } from '@tritonserver-ts/client/protocol/grpc';
 
-import type { MemoryServerOptions, MemoryServerStats } from '../helpers/memory-server.js';
-
-const MiB = 1024 * 1024;
-const fixture = fileURLToPath(new URL('../helpers/memory-server.ts', import.meta.url));
-
-interface Child {
-  readonly process: ChildProcess;
-  readonly port: number;
-  readonly grpcPort: number;
-  stats(): Promise<MemoryServerStats>;
-  /** Current RSS in bytes, from /proc (no GC). */
-  rss(): number;
-}
+import {
+  MiB,
+  mb,
+  sleep,
+  startMemoryChild,
+  until,
+  watchMemoryChild as watch,
+  type MemoryChild as Child,
+} from '../helpers/memory-child.js';
+import type { MemoryServerOptions } from '../helpers/memory-server.js';
 
 let child: Child | undefined;
 const sessions: ClientHttp2Session[] = [];
@@ -38,86 +31,12 @@ afterEach(async () => {
   for (const s of sessions.splice(0)) s.destroy();
   const c = child;
   child = undefined;
-  if (c === undefined) return;
-  const exited = new Promise((resolve) => c.process.once('exit', resolve));
-  c.process.send('close');
-  const timer = setTimeout(() => c.process.kill('SIGKILL'), 5000);
-  await exited;
-  clearTimeout(timer);
+  await c?.stop();
 });
 
 async function startChild(options: MemoryServerOptions): Promise<Child> {
-  const proc = fork(fixture, [JSON.stringify(options)], {
-    execArgv: ['--expose-gc', '--import', 'tsx'],
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  const ports = await new Promise<{ port: number; grpcPort: number }>((resolve, reject) => {
-    proc.once('message', (m: { port: number; grpcPort: number }) => resolve(m));
-    proc.once('exit', (code) => reject(new Error(`memory server exited with ${code}`)));
-  });
-  const c: Child = {
-    process: proc,
-    ...ports,
-    stats: () =>
-      new Promise((resolve) => {
-        proc.once('message', (m: MemoryServerStats) => resolve(m));
-        proc.send('stats');
-      }),
-    rss: () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${proc.pid}/status`, 'utf8'))?.[1]) * 1024,
-  };
-  child = c;
-  return c;
-}
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-async function until(check: () => boolean | Promise<boolean>, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) return false;
-    await sleep(25);
-  }
-  return true;
-}
-
-/** Samples the child's RSS and its HTTP health latency until stopped; returns both peaks. */
-function watch(c: Child): () => Promise<{ peakRss: number; worstHealthMs: number }> {
-  let peak = c.rss();
-  let worst = 0;
-  let stopped = false;
-  const timer = setInterval(() => {
-    try {
-      peak = Math.max(peak, c.rss());
-    } catch {
-      // exited
-    }
-  }, 20);
-  const health = (async () => {
-    while (!stopped) {
-      const started = performance.now();
-      await live(c.port);
-      worst = Math.max(worst, performance.now() - started);
-      await sleep(50);
-    }
-  })();
-  return async () => {
-    stopped = true;
-    clearInterval(timer);
-    await health;
-    return { peakRss: peak, worstHealthMs: worst };
-  };
-}
-
-/** `GET /v2/health/live` on a fresh connection; resolves with the status (0 when it failed). */
-function live(port: number): Promise<number> {
-  return new Promise((resolve) => {
-    const req = httpRequest({ port, host: '127.0.0.1', path: '/v2/health/live', agent: false }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
-    req.on('error', () => resolve(0));
-    req.end();
-  });
+  child = await startMemoryChild(options);
+  return child;
 }
 
 /** A gRPC message: the 5-byte prefix (compressed flag, length) and the bytes. */
@@ -200,8 +119,6 @@ async function send(stream: ClientHttp2Stream, bytes: Buffer, ms: number): Promi
     stream.once('drain', onDrain);
   });
 }
-
-const mb = (bytes: number): number => Math.round(bytes / MiB);
 
 describe('gRPC memory of a server process under the issue 23 attacks', () => {
   it('item 1: a ModelStreamInfer stream that is never read stops being read; the server holds a bounded amount', async () => {

@@ -5,90 +5,35 @@
  * attack is the issue's, at the server's default limits where that stays fast; the bounds asserted are
  * loose (the machine is shared) but far below what the unbounded server reached.
  */
-import { fork, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { encodeInferRequest } from '@tritonserver-ts/client/protocol';
 
+import {
+  MiB,
+  mb,
+  peakRss,
+  sleep,
+  startMemoryChild,
+  until,
+  type MemoryChild as Child,
+} from '../helpers/memory-child.js';
 import type { MemoryServerOptions, MemoryServerStats } from '../helpers/memory-server.js';
-
-const MiB = 1024 * 1024;
-const fixture = fileURLToPath(new URL('../helpers/memory-server.ts', import.meta.url));
-
-interface Child {
-  readonly process: ChildProcess;
-  readonly port: number;
-  stats(): Promise<MemoryServerStats>;
-  /** Current RSS in bytes, from /proc (no GC). */
-  rss(): number;
-}
 
 let child: Child | undefined;
 
 afterEach(async () => {
   const c = child;
   child = undefined;
-  if (c === undefined) return;
-  const exited = new Promise((resolve) => c.process.once('exit', resolve));
-  c.process.send('close');
-  const timer = setTimeout(() => c.process.kill('SIGKILL'), 5000);
-  await exited;
-  clearTimeout(timer);
+  await c?.stop();
 });
 
 async function startChild(options: MemoryServerOptions): Promise<Child> {
-  const proc = fork(fixture, [JSON.stringify(options)], {
-    execArgv: ['--expose-gc', '--import', 'tsx'],
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  const port = await new Promise<number>((resolve, reject) => {
-    proc.once('message', (m: { port: number }) => resolve(m.port));
-    proc.once('exit', (code) => reject(new Error(`memory server exited with ${code}`)));
-  });
-  const c: Child = {
-    process: proc,
-    port,
-    stats: () =>
-      new Promise((resolve) => {
-        proc.once('message', (m: MemoryServerStats) => resolve(m));
-        proc.send('stats');
-      }),
-    rss: () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${proc.pid}/status`, 'utf8'))?.[1]) * 1024,
-  };
-  child = c;
-  return c;
-}
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-async function until(check: () => boolean | Promise<boolean>, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) return false;
-    await sleep(20);
-  }
-  return true;
-}
-
-/** Samples the child's RSS every 20 ms until stopped; returns the peak. */
-function peakRss(c: Child): () => number {
-  let peak = c.rss();
-  const timer = setInterval(() => {
-    try {
-      peak = Math.max(peak, c.rss());
-    } catch {
-      // exited
-    }
-  }, 20);
-  return () => {
-    clearInterval(timer);
-    return peak;
-  };
+  child = await startMemoryChild(options);
+  return child;
 }
 
 /** One request on its own connection (closed after): the status, or 0 when the server closed first. */
@@ -141,8 +86,6 @@ function identityRequest(bytes: number): Buffer {
     Buffer.from(body),
   ]);
 }
-
-const mb = (bytes: number): number => Math.round(bytes / MiB);
 
 describe('memory of a server process under the issue 14 attacks', () => {
   it('item 5: forty clients that never read 16 MiB responses are cut at the send timeout and the memory is returned', async () => {

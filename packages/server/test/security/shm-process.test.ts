@@ -10,19 +10,9 @@
  *   and answered 500. Now shared-memory inputs count against the per-request input limit (400 before
  *   a byte is read) and the in-flight budget (503 / UNAVAILABLE), and are read off the event loop.
  */
-import { fork, type ChildProcess } from 'node:child_process';
-import {
-  closeSync,
-  ftruncateSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { closeSync, ftruncateSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
-import { fileURLToPath } from 'node:url';
 
 import {
   encodeInferRequest,
@@ -32,23 +22,17 @@ import {
 import { Metadata, type ServiceError } from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 
-import type { MemoryServerOptions, MemoryServerStats } from '../helpers/memory-server.js';
+import { peakRss, startMemoryChild, type MemoryChild } from '../helpers/memory-child.js';
+import type { MemoryServerOptions } from '../helpers/memory-server.js';
 import { GrpcStatus, GrpcTestClient, grpcError } from '../grpc/helpers.js';
 
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
-const fixture = fileURLToPath(new URL('../helpers/memory-server.ts', import.meta.url));
 const tag = `tritonserver-ts-shm-process-${process.pid}`;
 
-interface Child {
-  readonly process: ChildProcess;
-  readonly port: number;
+/** A memory-test server with a gRPC client of its own. */
+interface Child extends MemoryChild {
   readonly grpc: GrpcTestClient;
-  stats(): Promise<MemoryServerStats>;
-  /** Current RSS in bytes, from /proc (no GC). */
-  rss(): number;
-  /** Open file descriptors, from /proc. */
-  fds(): number;
 }
 
 let child: Child | undefined;
@@ -60,52 +44,14 @@ afterEach(async () => {
   for (const f of files.splice(0)) rmSync(f, { force: true });
   if (c === undefined) return;
   c.grpc.close();
-  const exited = new Promise((resolve) => c.process.once('exit', resolve));
-  c.process.send('close');
-  const timer = setTimeout(() => c.process.kill('SIGKILL'), 5000);
-  await exited;
-  clearTimeout(timer);
+  await c.stop();
 });
 
 async function startChild(options: MemoryServerOptions): Promise<Child> {
-  const proc = fork(fixture, [JSON.stringify(options)], {
-    execArgv: ['--expose-gc', '--import', 'tsx'],
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  const ports = await new Promise<{ port: number; grpcPort: number }>((resolve, reject) => {
-    proc.once('message', (m: { port: number; grpcPort: number }) => resolve(m));
-    proc.once('exit', (code) => reject(new Error(`memory server exited with ${code}`)));
-  });
-  const c: Child = {
-    process: proc,
-    port: ports.port,
-    grpc: new GrpcTestClient(`127.0.0.1:${ports.grpcPort}`),
-    stats: () =>
-      new Promise((resolve) => {
-        proc.once('message', (m: MemoryServerStats) => resolve(m));
-        proc.send('stats');
-      }),
-    rss: () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${proc.pid}/status`, 'utf8'))?.[1]) * 1024,
-    fds: () => readdirSync(`/proc/${proc.pid}/fd`).length,
-  };
+  const started = await startMemoryChild(options);
+  const c: Child = Object.assign(started, { grpc: new GrpcTestClient(`127.0.0.1:${started.grpcPort}`) });
   child = c;
   return c;
-}
-
-/** Samples the child's RSS every 20 ms until stopped; returns the peak. */
-function peakRss(c: Child): () => number {
-  let peak = c.rss();
-  const timer = setInterval(() => {
-    try {
-      peak = Math.max(peak, c.rss());
-    } catch {
-      // exited
-    }
-  }, 20);
-  return () => {
-    clearInterval(timer);
-    return peak;
-  };
 }
 
 /** One HTTP request on a connection of its own: status and body text. */
