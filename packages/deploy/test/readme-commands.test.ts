@@ -91,8 +91,9 @@ const NOT_RUN: Record<string, string> = {
   'npm ci && npm test': `${SUITE} (this test is part of it; npm ci is its precondition)`,
   'npm test -w @tritonserver-ts/conformance': SUITE,
   'npm test -w @gourmetgram/food-model': SUITE,
-  'TRITON_URL=localhost:8000 TRITON_GRPC_URL=localhost:8001 npm test -w @tritonserver-ts/conformance': `${REAL_TRITON}; and ${SUITE}`,
-  "docker run --rm -d --name triton-conformance --ipc=host -p 8000:8000 -p 8001:8001 -v /tmp/conformance-models:/models:ro nvcr.io/nvidia/tritonserver:26.09-py3 tritonserver --model-repository=/models --model-control-mode=explicit --load-model='*' --allow-client-shm=true": `${REAL_TRITON} (${DOCKER})`,
+  'TRITON_URL=localhost:8000 TRITON_GRPC_URL=localhost:8001 TRITON_TRACE_FILE=/tmp/conformance-trace/trace.json npm test -w @tritonserver-ts/conformance': `${REAL_TRITON}; and ${SUITE}`,
+  'mkdir -p /tmp/conformance-trace': `${REAL_TRITON}: the trace directory the Triton container below writes into`,
+  "docker run --rm -d --name triton-conformance --ipc=host -p 8000:8000 -p 8001:8001 -v /tmp/conformance-models:/models:ro -v /tmp/conformance-trace:/trace nvcr.io/nvidia/tritonserver:26.09-py3 tritonserver --model-repository=/models --model-control-mode=explicit --load-model='*' --allow-client-shm=true --trace-config triton,file=/trace/trace.json": `${REAL_TRITON} (${DOCKER})`,
   'npm run bench -w @gourmetgram/food-model': BENCH,
   // packages/client/README.md: the decoupled-model example needs a server serving py_decoupled
   'npx tsx examples/decoupled-stream.ts localhost:8001 py_decoupled':
