@@ -41,7 +41,7 @@ beforeAll(async () => {
     testModels: ['simple'],
     identity: [
       { name: 'tune_stop', delayMs: 10, maxBatchSize: 4, dims: [4] },
-      { name: 'slow_stop', delayMs: 3000, maxBatchSize: 0, dims: [4] },
+      { name: 'slow_stop', delayMs: 6000, maxBatchSize: 0, dims: [4] },
     ],
   });
   client = new TritonClient({ url: embedded.url });
@@ -86,7 +86,8 @@ async function npxStopped(
   when: RegExp,
   target: 'npm' | 'cli',
   signal: NodeJS.Signals,
-  then?: (cli: number) => Promise<void>,
+  then?: (cli: number, output: () => string) => Promise<void>,
+  ready?: () => Promise<void>,
 ): Promise<Run> {
   const child = spawn('npx', [bin, ...args], {
     cwd: root,
@@ -115,9 +116,10 @@ async function npxStopped(
   expect(pids.length).toBeGreaterThanOrEqual(3); // npm, its shell, the CLI
   const ownShm = (name: string): boolean => name.startsWith(`perf_analyzer_ts_${String(cli)}_`);
   if (args.includes('--shared-memory')) expect(sharedMemoryObjects(ownShm).length).toBeGreaterThan(0);
+  await ready?.();
   const t0 = performance.now();
   process.kill(target === 'npm' ? npm : (cli as number), signal);
-  await then?.(cli as number);
+  await then?.(cli as number, () => stdout);
   const left = await waitUntilGone(pids, STOP_WITHIN_MS);
   const stopMs = performance.now() - t0;
   expect(left.map(commandLine), `${stdout}\n${stderr}`).toEqual([]);
@@ -190,7 +192,7 @@ describe('npx perf-analyzer-ts stops cleanly', () => {
 });
 
 describe('npx perf-analyzer-ts stops at once on a second request', () => {
-  it('SIGTERM to npx, then SIGTERM to the CLI while 3-second requests are in flight: exit 143 at once', async () => {
+  it('SIGTERM to npx, then SIGTERM to the CLI while 6-second requests are in flight: exit 143 at once', async () => {
     let forcedAt = 0;
     const r = await npxStopped(
       'perf-analyzer-ts',
@@ -198,16 +200,33 @@ describe('npx perf-analyzer-ts stops at once on a second request', () => {
       /concurrency 1: measuring/,
       'npm',
       'SIGTERM',
-      async (cli) => {
-        // npm and its shell are gone at once; the CLI notices within a tick and waits for its request.
+      async (cli, output) => {
+        // npm and its shell are gone at once; the CLI notices within a tick and waits for the request
+        // in flight. The second request must come after the first one's 1 s merge window and while
+        // that request still runs (it started just before the first request: see below).
+        const deadline = Date.now() + 10_000;
+        while (!output().includes('Waiting for in-flight inferences to complete.') && Date.now() < deadline) {
+          await new Promise((r) => setTimeout(r, 5));
+        }
         await new Promise((r) => setTimeout(r, 1200));
         forcedAt = performance.now();
         process.kill(cli, 'SIGTERM');
       },
+      // The first stop request comes right after a request completes: the CLI's next request (one
+      // at a time) then has its whole 6 s ahead of it.
+      async () => {
+        const done = async (): Promise<number> => {
+          const stats = await client.getInferenceStatistics('slow_stop');
+          return stats.model_stats.reduce((n, m) => n + Number(m.inference_stats.success.count), 0);
+        };
+        const before = await done();
+        const deadline = Date.now() + 15_000;
+        while ((await done()) === before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+      },
     );
     expect(r.stdout).toContain('Waiting for in-flight inferences to complete.\n');
     expect(r.stdout).toContain('Interrupt signal (15) received.\nExiting immediately...\n');
-    // Well before the 3 s request could have finished.
+    // Well before the request in flight could have finished.
     expect(performance.now() - forcedAt).toBeLessThan(1500);
   });
 });
