@@ -6,12 +6,12 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { commandOf, exposedPorts, last, parseDockerfile, stageEnv, type Stage } from '../src/dockerfile.js';
 import { modelsDir, read, repoRoot } from '../src/repo.js';
+import { freePort } from './free-port.js';
 
 interface Service {
   command: string[];
@@ -29,17 +29,6 @@ const webFile = parseDockerfile(read('docker/Dockerfile.web'));
 const webImage = webFile.stages.at(-1) as Stage;
 const webService = compose.services.gourmetgram_web as Service;
 const standalone = join(repoRoot, 'apps/web/.next/standalone');
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
 
 /** Run a Docker CMD-style health check, with the server's ports moved to the test's ports. */
 function runHealthcheck(test: string[], httpPort: number, imagePort = 8000): number | null {

@@ -11,7 +11,6 @@
 // no traceback, error line or npm error.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 
 import {
@@ -24,22 +23,12 @@ import {
 import { afterAll, describe, expect, it } from 'vitest';
 
 import { repoRoot } from '../src/repo.js';
+import { freePort } from './free-port.js';
 
 const started: number[] = [];
 afterAll(() => {
   for (const group of started) for (const pid of processGroup(group)) process.kill(pid, 'SIGKILL');
 });
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
 
 /** A fresh shell's environment (no npm_* or test variables, no node_modules/.bin on PATH). */
 function userEnv(extra: Record<string, string>): Record<string, string> {

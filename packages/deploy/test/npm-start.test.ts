@@ -5,11 +5,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { connect } from 'node:http2';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { modelsDir, repoRoot } from '../src/repo.js';
+import { freePort } from './free-port.js';
 
 type Command = (
   root: string,
@@ -19,17 +19,6 @@ type Command = (
 const { embeddedServerCommand, pythonHasModules } = (await import(
   pathToFileURL(join(repoRoot, 'scripts/embedded-server.mjs')).href
 )) as { embeddedServerCommand: Command; pythonHasModules: (interpreter: string) => boolean };
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
 
 /**
  * `grpc.health.v1.Health/Check` over plain HTTP/2 (no gRPC library): an empty request message in

@@ -8,13 +8,13 @@
 // interpreter that has it (/usr/bin/python3) and the flag and variable that choose it.
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 
 import { exists, modelsDir, read, repoRoot } from '../src/repo.js';
+import { freePort } from './free-port.js';
 
 const { PYTHON_MODULES } = (await import(
   pathToFileURL(join(repoRoot, 'scripts/embedded-server.mjs')).href
@@ -53,17 +53,6 @@ function documentedModules(): Map<string, string[]> {
     table.set(m[1] as string, [...(m[2] as string).matchAll(/`([^`]+)`/g)].map((x) => x[1] as string).sort());
   }
   return table;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
 }
 
 const tmp = mkdtempSync(join(tmpdir(), 'python-interpreter-'));

@@ -27,7 +27,6 @@ import {
   realpathSync,
   rmSync,
 } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -44,6 +43,7 @@ import {
   type ReadmeCommand,
 } from '../src/readme-commands.js';
 import { modelsDir, read, repoRoot, trackedFiles } from '../src/repo.js';
+import { freePort } from './free-port.js';
 
 // ---------------------------------------------------------------------------------------------------
 // The reviewed tables. Keys are the command lines with white space collapsed (commandKey).
@@ -360,17 +360,6 @@ async function waitForOutput(sh: Shell, text: string, timeoutMs: number): Promis
     throw new Error(
       `no \`${text}\` within ${timeoutMs / 1000} s${exited ? ' (exited)' : ''}:\n${sh.output().slice(-3000)}`,
     );
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
 }
 
 let portFlags: string[] | undefined;
