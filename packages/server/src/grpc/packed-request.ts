@@ -213,7 +213,8 @@ interface InputScan {
   readonly keptContents: readonly number[];
 }
 
-function varintSize(n: number): number {
+/** Bytes of the protobuf varint of `n` (0 ≤ n < 2^53). */
+export function varintSize(n: number): number {
   let size = 1;
   while (n >= 0x80) {
     n = Math.floor(n / 0x80);
@@ -223,7 +224,7 @@ function varintSize(n: number): number {
 }
 
 /** Writes the varint of `n` at `at`; returns the offset after it. */
-function writeVarint(out: Uint8Array, at: number, n: number): number {
+export function writeVarint(out: Uint8Array, at: number, n: number): number {
   while (n >= 0x80) {
     out[at++] = (n % 0x80) | 0x80;
     n = Math.floor(n / 0x80);

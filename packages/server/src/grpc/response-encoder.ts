@@ -18,28 +18,11 @@ import {
   type ModelInferResponse,
   type ModelStreamInferResponse,
 } from '@tritonserver-ts/client/protocol/grpc';
+import { varintSize, writeVarint } from './packed-request.js';
 
 /** `raw_output_contents` (field 6, length-delimited) and `infer_response` (field 2, length-delimited). */
 const RAW_OUTPUT_CONTENTS_TAG = (6 << 3) | 2;
 const INFER_RESPONSE_TAG = (2 << 3) | 2;
-
-function varintSize(n: number): number {
-  let size = 1;
-  while (n >= 0x80) {
-    n = Math.floor(n / 0x80);
-    size++;
-  }
-  return size;
-}
-
-function writeVarint(out: Uint8Array, at: number, n: number): number {
-  while (n >= 0x80) {
-    out[at++] = (n % 0x80) | 0x80;
-    n = Math.floor(n / 0x80);
-  }
-  out[at++] = n;
-  return at;
-}
 
 /** A response's encoding: the bytes of every field but the raw outputs, and the raw outputs. */
 interface Parts {
