@@ -5,6 +5,8 @@ import type { PreprocessConfig } from './config.js';
 import { AUTO_PILLOW_MAX_PIXELS, DEFAULT_PREPROCESS_CONFIG } from './config.js';
 import { ImagePreprocessError } from './errors.js';
 import { resizeRgbLikePillow } from './resample.js';
+import type { CheckedImage, ImageInput, ImageSignature } from './signature.js';
+import { SUPPORTED_FORMATS_HINT, checkedImage } from './signature.js';
 
 /** Formats accepted as uploads. SVG/PDF are refused on purpose (vector renderers are an attack surface). */
 export const SUPPORTED_FORMATS: ReadonlySet<string> = new Set([
@@ -60,70 +62,18 @@ function sharpMessage(err: unknown): string {
 }
 
 /**
- * The supported format whose signature `input` starts with, if any. A file that carries an image
+ * Turns a libvips failure on a checked image into a typed error. A file that carries an image
  * signature but that libvips cannot even identify (a TIFF cut before its directory, say) is a
  * damaged image, not a file of an unsupported type.
  */
-export function imageSignature(input: Uint8Array): string | undefined {
-  const ascii = (from: number, to: number): string => String.fromCharCode(...input.subarray(from, to));
-  if (input[0] === 0xff && input[1] === 0xd8 && input[2] === 0xff) return 'jpeg';
-  if (ascii(0, 8) === '\x89PNG\r\n\x1a\n') return 'png';
-  if (ascii(0, 6) === 'GIF87a' || ascii(0, 6) === 'GIF89a') return 'gif';
-  if (ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WEBP') return 'webp';
-  if (ascii(0, 4) === 'II*\0' || ascii(0, 4) === 'MM\0*') return 'tiff';
-  if (ascii(4, 8) === 'ftyp') {
-    const brand = ascii(8, 12);
-    if (brand === 'avif' || brand === 'avis') return 'avif';
-    if (['heic', 'heix', 'mif1', 'msf1', 'hevc'].includes(brand)) return 'heif';
-  }
-  return undefined;
-}
-
-/**
- * True for markup: after an optional byte-order mark and white space the file starts with `<` (SVG,
- * XML with a DOCTYPE, HTML). No raster format we accept starts that way, and markup must never reach
- * libvips, whose SVG loader (librsvg) parses DOCTYPEs and entities.
- */
-export function isMarkup(input: Uint8Array): boolean {
-  let i = 0;
-  let step = 1;
-  if (input[0] === 0xef && input[1] === 0xbb && input[2] === 0xbf) i = 3;
-  else if ((input[0] === 0xff && input[1] === 0xfe) || (input[0] === 0xfe && input[1] === 0xff)) {
-    // UTF-16: look at the character bytes only.
-    i = input[0] === 0xff ? 2 : 3;
-    step = 2;
-  }
-  for (; i < input.length && i < 4096; i += step) {
-    const c = input[i];
-    if (c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d) continue;
-    return c === 0x3c; // '<'
-  }
-  return false;
-}
-
-function refuseMarkup(input: Uint8Array): void {
-  if (isMarkup(input)) {
-    throw new ImagePreprocessError(
-      'UNSUPPORTED_FORMAT',
-      'SVG, XML and HTML files are not supported; send a photo (JPEG, PNG, WebP, GIF, TIFF, AVIF).',
-    );
-  }
-}
-
-function classifySharpError(err: unknown, input?: Uint8Array): ImagePreprocessError {
+function classifySharpError(err: unknown, signature: ImageSignature): ImagePreprocessError {
   const msg = sharpMessage(err);
   if (/unsupported image format/i.test(msg)) {
-    const signature = input === undefined ? undefined : imageSignature(input);
-    if (signature !== undefined) {
-      return new ImagePreprocessError(
-        'CORRUPT_IMAGE',
-        `The ${signature.toUpperCase()} image could not be decoded (it is truncated or damaged).`,
-        { cause: err },
-      );
-    }
-    return new ImagePreprocessError('UNSUPPORTED_FORMAT', 'The file is not an image in a supported format.', {
-      cause: err,
-    });
+    return new ImagePreprocessError(
+      'CORRUPT_IMAGE',
+      `The ${signature.toUpperCase()} image could not be decoded (it is truncated or damaged).`,
+      { cause: err },
+    );
   }
   if (/pixel limit/i.test(msg)) {
     return new ImagePreprocessError('TOO_MANY_PIXELS', 'The image has too many pixels.', { cause: err });
@@ -159,26 +109,27 @@ interface ProbedImage {
   readonly meta: Metadata;
 }
 
-async function probeImage(input: Uint8Array, lim: Required<DecodeLimits>): Promise<ProbedImage> {
-  if (input.byteLength === 0) throw new ImagePreprocessError('EMPTY_IMAGE', 'The file is empty.');
-  refuseMarkup(input);
+async function probeImage(image: CheckedImage, lim: Required<DecodeLimits>): Promise<ProbedImage> {
   const opts = sharpOptions(lim);
   let meta: Metadata;
   try {
     // Header only: cheap, and tells us the size before we commit memory to pixels.
-    meta = await sharp(input, { ...opts, limitInputPixels: false }).metadata();
+    meta = await sharp(image.bytes, { ...opts, limitInputPixels: false }).metadata();
   } catch (err) {
-    throw classifySharpError(err, input);
+    throw classifySharpError(err, image.signature);
   }
   const format = meta.format;
   if (!SUPPORTED_FORMATS.has(format)) {
-    throw new ImagePreprocessError('UNSUPPORTED_FORMAT', `Images of type "${format}" are not supported.`);
+    throw new ImagePreprocessError(
+      'UNSUPPORTED_FORMAT',
+      `Images of type "${format}" are not supported. ${SUPPORTED_FORMATS_HINT}`,
+    );
   }
   if (format === 'heif' && meta.compression === 'hevc') {
     // iPhone HEIC: the prebuilt libvips has no HEVC decoder (patents); AVIF (AV1) works.
     throw new ImagePreprocessError(
       'UNSUPPORTED_FORMAT',
-      'HEIC (HEVC) photos are not supported; export the photo as JPEG or choose "Most Compatible" in the camera settings.',
+      `HEIC (HEVC) photos are not supported; export the photo as JPEG or choose "Most Compatible" in the camera settings. ${SUPPORTED_FORMATS_HINT}`,
     );
   }
   const sourceWidth = meta.width;
@@ -216,17 +167,20 @@ function limitsOf(limits: DecodeLimits): Required<DecodeLimits> {
 
 /**
  * Decodes an upload into 8-bit RGB: EXIF orientation applied, alpha dropped (not composited, like
- * PIL's `convert('RGB')`), grey and palette expanded to three channels. Refuses unsupported formats
- * (`UNSUPPORTED_FORMAT`), corrupt data (`CORRUPT_IMAGE`) and decompression bombs (`TOO_MANY_PIXELS`,
- * decided from the header before decoding).
+ * PIL's `convert('RGB')`), grey and palette expanded to three channels. Refuses empty input
+ * (`EMPTY_IMAGE`) and unsupported formats (`UNSUPPORTED_FORMAT`; raw bytes go through
+ * {@link checkImageSignature} first, a {@link CheckedImage} is not checked again), corrupt data
+ * (`CORRUPT_IMAGE`) and decompression bombs (`TOO_MANY_PIXELS`, decided from the header before
+ * decoding).
  */
-export async function decodeImage(input: Uint8Array, limits: DecodeLimits = {}): Promise<DecodedImage> {
+export async function decodeImage(input: ImageInput, limits: DecodeLimits = {}): Promise<DecodedImage> {
   const lim = limitsOf(limits);
-  return decodeWith(input, await probeImage(input, lim), lim);
+  const image = checkedImage(input);
+  return decodeWith(image, await probeImage(image, lim), lim);
 }
 
 async function decodeWith(
-  input: Uint8Array,
+  image: CheckedImage,
   probed: ProbedImage,
   lim: Required<DecodeLimits>,
 ): Promise<DecodedImage> {
@@ -234,13 +188,13 @@ async function decodeWith(
   const { format, sourceWidth, sourceHeight, meta } = probed;
   let out: { data: Buffer; info: OutputInfo };
   try {
-    out = await sharp(input, { ...opts, autoOrient: true })
+    out = await sharp(image.bytes, { ...opts, autoOrient: true })
       .removeAlpha()
       .toColourspace('srgb')
       .raw({ depth: 'uchar' })
       .toBuffer({ resolveWithObject: true });
   } catch (err) {
-    throw classifySharpError(err, input);
+    throw classifySharpError(err, image.signature);
   }
   let { data } = out;
   const { width, height, channels } = out.info;
@@ -269,14 +223,14 @@ async function decodeWith(
 }
 
 /**
- * The pixel count (width × height of the first page) an upload's header declares, read without
- * decoding a pixel; `undefined` when the header cannot be read (decoding will then fail with the
- * precise error). Lets a caller reserve decode memory before committing to it.
+ * The pixel count (width × height of the first page) a checked upload's header declares, read
+ * without decoding a pixel; `undefined` when the header cannot be read (decoding will then fail with
+ * the precise error). Lets a caller reserve decode memory before committing to it. Takes only a
+ * {@link CheckedImage}: no header is read of bytes that failed {@link checkImageSignature}.
  */
-export async function imagePixels(input: Uint8Array): Promise<number | undefined> {
-  if (isMarkup(input)) return undefined;
+export async function imagePixels(image: CheckedImage): Promise<number | undefined> {
   try {
-    const meta = await sharp(input, { limitInputPixels: false, pages: 1 }).metadata();
+    const meta = await sharp(image.bytes, { limitInputPixels: false, pages: 1 }).metadata();
     const w = meta.width;
     const h = meta.pageHeight ?? meta.height;
     return w > 0 && h > 0 ? w * h : undefined;
@@ -350,7 +304,7 @@ function centerCrop(resized: Uint8Array, rw: number, rh: number, config: Preproc
  * memory (a 40 MP photo would be 120 MB, several times over in intermediates).
  */
 async function decodeAndResize(
-  input: Uint8Array,
+  image: CheckedImage,
   probed: ProbedImage,
   config: PreprocessConfig,
   lim: Required<DecodeLimits>,
@@ -358,14 +312,14 @@ async function decodeAndResize(
   const [rw, rh] = resizeTarget(probed.width, probed.height, config);
   let out: { data: Buffer; info: OutputInfo };
   try {
-    out = await sharp(input, { ...sharpOptions(lim), autoOrient: true })
+    out = await sharp(image.bytes, { ...sharpOptions(lim), autoOrient: true })
       .removeAlpha()
       .toColourspace('srgb')
       .resize(rw, rh, { fit: 'fill', kernel: config.kernel, fastShrinkOnLoad: false })
       .raw({ depth: 'uchar' })
       .toBuffer({ resolveWithObject: true });
   } catch (err) {
-    throw classifySharpError(err, input);
+    throw classifySharpError(err, image.signature);
   }
   if (out.info.channels !== 3 || out.info.width !== rw || out.info.height !== rh) {
     throw new ImagePreprocessError(
@@ -422,28 +376,30 @@ export function normalizeToTensor(
 
 /**
  * Upload bytes → model input tensor. Decode (orientation, RGB), resize, normalise, lay out.
- * Timings split decode (container + pixels) from the rest.
+ * Timings split decode (container + pixels) from the rest. Refuses what {@link decodeImage} refuses;
+ * raw bytes are checked with {@link checkImageSignature} first, a {@link CheckedImage} is not.
  */
 export async function preprocessImage(
-  input: Uint8Array,
+  input: ImageInput,
   config: PreprocessConfig = DEFAULT_PREPROCESS_CONFIG,
   limits: DecodeLimits = {},
   out?: Float32Array,
 ): Promise<PreprocessResult> {
   const t0 = performance.now();
   const lim = limitsOf(limits);
-  const probed = await probeImage(input, lim);
+  const checked = checkedImage(input);
+  const probed = await probeImage(checked, lim);
   let rgb: Uint8Array;
   let image: Omit<DecodedImage, 'data'>;
   let t1: number;
   if (usesPillow(config, probed.width * probed.height)) {
-    const { data, ...decoded } = await decodeWith(input, probed, lim);
+    const { data, ...decoded } = await decodeWith(checked, probed, lim);
     image = decoded;
     t1 = performance.now();
     rgb = await resizeRgb({ data, width: decoded.width, height: decoded.height }, config);
   } else {
     // Decode and resize are one pipeline here: decodeMs covers both.
-    rgb = await decodeAndResize(input, probed, config, lim);
+    rgb = await decodeAndResize(checked, probed, config, lim);
     t1 = performance.now();
     image = {
       width: probed.width,

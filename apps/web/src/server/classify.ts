@@ -1,12 +1,17 @@
 import 'server-only';
 import { performance } from 'node:perf_hooks';
-import { decodeImage, imagePixels, preprocessImage } from '@gourmetgram/image-preprocess';
+import {
+  checkImageSignature,
+  decodeImage,
+  imagePixels,
+  preprocessImage,
+  type CheckedImage,
+} from '@gourmetgram/image-preprocess';
 import { TritonServerError, type TritonClient } from '@tritonserver-ts/client';
 import { env } from '../env';
 import type { Prediction } from '../lib/types';
 import { GatewayError } from './errors';
 import { checkImageSize, checkNotFlatRgb, checkNotFlatTensor } from './image-checks';
-import { checkImageSignature } from './image-signature';
 import { oodApplies, outOfDistribution } from './ood';
 import { Semaphore } from './semaphore';
 import { inferTensor } from './shared-memory';
@@ -23,17 +28,25 @@ let pixelGate: Semaphore | undefined;
 /**
  * Runs a decode within both bounds: at most `DECODE_CONCURRENCY` decodes, and at most
  * `DECODE_PIXEL_BUDGET` pixels being decoded (each upload weighs what its header declares). The one
- * way into the decoder: an upload without the signature of an accepted format (SVG, XML, HTML, gzip,
- * anything else) is refused here, before libvips sees a byte.
+ * way into the decoder, and the one image-signature check of the request: an upload without the
+ * signature of an accepted format (SVG, XML, HTML, gzip, anything else) is refused here, before
+ * libvips sees a byte; `decode` gets the checked image, which the decoders do not check again.
  */
-async function decodeBounded<T>(bytes: Uint8Array, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-  checkImageSignature(bytes);
+async function decodeBounded<T>(
+  bytes: Uint8Array,
+  decode: (image: CheckedImage) => Promise<T>,
+  signal?: AbortSignal,
+): Promise<T> {
+  const image = checkImageSignature(bytes);
   const { decodeConcurrency, decodePixelBudget } = env();
   if (decodeGate?.limit !== decodeConcurrency) decodeGate = new Semaphore(decodeConcurrency);
   if (pixelGate?.limit !== decodePixelBudget) pixelGate = new Semaphore(decodePixelBudget);
   const counted = decodeGate;
   const weighed = pixelGate;
-  return counted.run(async () => weighed.run(fn, signal, (await imagePixels(bytes)) ?? 1), signal);
+  return counted.run(
+    async () => weighed.run(() => decode(image), signal, (await imagePixels(image)) ?? 1),
+    signal,
+  );
 }
 
 /** Numerically stable softmax in float64. */
@@ -136,7 +149,7 @@ export async function classify(bytes: Uint8Array, opts: ClassifyOptions): Promis
       if (buf?.length !== size) buf = new Float32Array(size);
       const pre = await decodeBounded(
         bytes,
-        () => preprocessImage(bytes, model.preprocess, limits, buf),
+        (checked) => preprocessImage(checked, model.preprocess, limits, buf),
         opts.signal,
       );
       decodeMs = pre.timings.decodeMs;
@@ -177,7 +190,7 @@ export async function classify(bytes: Uint8Array, opts: ClassifyOptions): Promis
       // Validate like the tensor path (same 400/415/422 errors), then send the file's own bytes:
       // base64 text on the python path (the original contract), raw on the ensemble path.
       const d0 = performance.now();
-      const decoded = await decodeBounded(bytes, () => decodeImage(bytes, limits), opts.signal);
+      const decoded = await decodeBounded(bytes, (checked) => decodeImage(checked, limits), opts.signal);
       image = { format: decoded.format, width: decoded.width, height: decoded.height };
       checkImageSize(image.width, image.height);
       checkNotFlatRgb(decoded.data);

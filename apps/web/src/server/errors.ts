@@ -73,12 +73,12 @@ function isPlatformAbort(err: unknown): boolean {
 }
 
 /**
- * Maps anything thrown while handling a request to a {@link GatewayError}: preprocessing errors to
- * 400/415, and the client's typed errors by class and, for server errors, by their
- * transport-neutral `reason` (the same over HTTP and gRPC): 499 (caller went away), 504 (timeout),
- * 503 (connection, or the server's `UNAVAILABLE`), 503 MODEL_UNAVAILABLE (`NOT_FOUND`), 502 (any
- * other server error, or a response the client could not read); the rest is 500 with a generic
- * message.
+ * Maps anything thrown while handling a request to a {@link GatewayError}: preprocessing errors (the
+ * image-signature check's included) to 400/415, and the client's typed errors by class and, for
+ * server errors, by their transport-neutral `reason` (the same over HTTP and gRPC): 499 (caller went
+ * away), 504 (timeout), 503 (connection, or the server's `UNAVAILABLE`), 503 MODEL_UNAVAILABLE
+ * (`NOT_FOUND`), 502 (any other server error, or a response the client could not read); the rest is
+ * 500 with a generic message.
  */
 export function toGatewayError(err: unknown): GatewayError {
   if (err instanceof GatewayError) return err;
@@ -87,11 +87,8 @@ export function toGatewayError(err: unknown): GatewayError {
       case 'EMPTY_IMAGE':
         return new GatewayError('EMPTY_FILE', 'The uploaded file is empty.', { cause: err });
       case 'UNSUPPORTED_FORMAT':
-        return new GatewayError(
-          'UNSUPPORTED_MEDIA_TYPE',
-          `${err.message} Use a JPEG, PNG, WebP, GIF, TIFF or AVIF photo.`,
-          { cause: err },
-        );
+        // The message already says what to send instead.
+        return new GatewayError('UNSUPPORTED_MEDIA_TYPE', err.message, { cause: err });
       case 'CORRUPT_IMAGE':
         return new GatewayError('CORRUPT_IMAGE', err.message, { cause: err });
       case 'TOO_MANY_PIXELS':
