@@ -6,7 +6,12 @@
  * build reads like every client does (see `preprocessing.ts`).
  */
 
-/** The 11 Food-11 classes, in the model's output order. */
+/**
+ * The 11 Food-11 classes, in the model's output order: the one list in source (the model
+ * repository's `labels.txt` is checked against it). Importable on its own, without the model
+ * builder, as `@gourmetgram/food-model/contract` (the web app's server code and its correction list
+ * in the browser do).
+ */
 export const FOOD11_CLASSES = [
   'Bread',
   'Dairy product',

@@ -2,22 +2,9 @@
 
 import { useId, useState } from 'react';
 import type { FormEvent } from 'react';
+import { FOOD11_CLASSES } from '@gourmetgram/food-model/contract';
 import { markText, type FeedbackMark } from '@/lib/history';
 import type { ApiError, FeedbackKind } from '@/lib/types';
-
-const FOOD11 = [
-  'Bread',
-  'Dairy product',
-  'Dessert',
-  'Egg',
-  'Fried food',
-  'Meat',
-  'Noodles/Pasta',
-  'Rice',
-  'Seafood',
-  'Soup',
-  'Vegetable/Fruit',
-];
 
 /**
  * Feedback a labelling person can use, stored with the upload by prediction id: "Looks right" (when
@@ -43,7 +30,8 @@ export function FeedbackForm({
   marks: readonly FeedbackMark[];
   onSaved: (mark: FeedbackMark) => void;
 }) {
-  const options = labels.length ? labels : FOOD11;
+  // The model's labels when the gateway knows them, else the Food-11 classes of the model contract.
+  const options: readonly string[] = labels.length ? labels : FOOD11_CLASSES;
   const [label, setLabel] = useState(options.includes(predicted) ? predicted : (options[0] ?? ''));
   const [status, setStatus] = useState<{ ok: boolean; text: string } | null>(null);
   const [sending, setSending] = useState(false);

@@ -14,23 +14,9 @@
  * Failures never reach the caller: they are logged and counted ({@link ProductionLayout.counts}).
  */
 import 'server-only';
+import { FOOD11_CLASSES } from '@gourmetgram/food-model/contract';
 import type { Prediction } from '../lib/types';
 import { logLine } from './request';
-
-/** The class order the original app hard-coded (Food-11); used when the model answers only a label. */
-export const ORIGINAL_CLASSES = [
-  'Bread',
-  'Dairy product',
-  'Dessert',
-  'Egg',
-  'Fried food',
-  'Meat',
-  'Noodles/Pasta',
-  'Rice',
-  'Seafood',
-  'Soup',
-  'Vegetable/Fruit',
-] as const;
 
 /** The object operations the layout needs (implemented by `S3BlobStore`). */
 export interface TaggableObjects {
@@ -92,12 +78,13 @@ export function contentTypeOf(ext: string): string {
 
 /**
  * The predicted class index: the model's output index, or (when the model answers only a label, as
- * the Python-backend path does) the label's place in {@link ORIGINAL_CLASSES}.
+ * the Python-backend path does) the label's place in the Food-11 classes the original app hard-coded
+ * (`FOOD11_CLASSES` of the model contract, `@gourmetgram/food-model/contract`).
  */
 export function classIndexOf(prediction: Pick<Prediction, 'label' | 'top'>): number | undefined {
   const best = prediction.top[0];
   if (best && best.index >= 0) return best.index;
-  const i = (ORIGINAL_CLASSES as readonly string[]).indexOf(prediction.label);
+  const i = (FOOD11_CLASSES as readonly string[]).indexOf(prediction.label);
   return i >= 0 ? i : undefined;
 }
 
