@@ -9,7 +9,7 @@
  */
 import type { ServerUnaryCall, sendUnaryData, UntypedServiceImplementation } from '@grpc/grpc-js';
 import { Server, ServerCredentials, status } from '@grpc/grpc-js';
-import { DataType, serviceDefinition } from '@tritonserver-ts/client/protocol/grpc';
+import { DataType, serviceDefinition } from '@tritonserver-ts/protocol/grpc';
 import type { FakeKserve, ReceivedInfer } from './fake-kserve';
 
 const MODEL = 'food_classifier';

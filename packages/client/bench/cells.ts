@@ -7,7 +7,7 @@
 import { Client as GrpcClient, credentials } from '@grpc/grpc-js';
 import { Pool } from 'undici';
 import { TritonClient, type InferInput, type InferResult } from '../src/index.js';
-import { encodeInferRequest } from '../src/protocol/index.js';
+import { encodeInferRequest } from '@tritonserver-ts/protocol/http';
 import { createGrpcClient } from '../src/grpc/index.js';
 import { channelOptionsFor } from '../src/grpc/options.js';
 import {
@@ -16,7 +16,7 @@ import {
   encodeMessage,
   serviceDefinition,
   toModelInferRequest,
-} from '../src/protocol/grpc/index.js';
+} from '@tritonserver-ts/protocol/grpc';
 import type { Call, StreamRun } from './measure.js';
 
 /** A model and the request sent to it, with a check of each answer. */

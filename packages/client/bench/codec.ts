@@ -10,7 +10,7 @@ import {
   encodeInferResponse,
   outputWantsBinary,
   type DecodedInferRequest,
-} from '../src/protocol/index.js';
+} from '@tritonserver-ts/protocol/http';
 
 const REQUEST_SHAPE = [1, 3, 224, 224];
 const RESPONSE_SHAPE = [1, 11];

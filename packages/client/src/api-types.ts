@@ -7,21 +7,22 @@
  * 2^53 − 1, so no counter silently loses precision; `Number(x)` or `BigInt(x)` normalises either.
  * @packageDocumentation
  */
-import type { CompressionAlgorithm } from './protocol/compression.js';
-import type { InferInput } from './protocol/infer-request.js';
-import type { HttpInferHints, NeutralRequestOptions } from './protocol/message.js';
+import type { CompressionAlgorithm } from '@tritonserver-ts/protocol';
+import type { InferInput } from '@tritonserver-ts/protocol';
+import type { HttpInferHints } from '@tritonserver-ts/protocol/http';
+import type { NeutralRequestOptions } from '@tritonserver-ts/protocol';
 
 import type {
   ModelInput,
   ModelOutput,
   ReceivedModelConfig,
   ReceivedModelTensor,
-} from './protocol/model-config.js';
-import type { ReceivedLogSettings, ReceivedTraceSettings } from './protocol/settings.js';
-import type { Uint64 } from './protocol/statistics.js';
+} from '@tritonserver-ts/protocol';
+import type { ReceivedLogSettings, ReceivedTraceSettings } from '@tritonserver-ts/protocol';
+import type { Uint64 } from '@tritonserver-ts/protocol';
 
 /**
- * The statistics messages are defined once, in `@tritonserver-ts/client/protocol`, and shared
+ * The statistics messages are defined once, in `@tritonserver-ts/protocol`, and shared
  * with the embedded server (which uses them with `bigint` counters); re-exported here with the
  * client's {@link Uint64} counters.
  */
@@ -34,7 +35,7 @@ export type {
   ModelStatistics,
   StatisticDuration,
   Uint64,
-} from './protocol/statistics.js';
+} from '@tritonserver-ts/protocol';
 
 /** `GET v2`. */
 export interface ServerMetadata {
@@ -61,7 +62,7 @@ export interface ModelMetadata {
 
 /**
  * `GET …/config` (gRPC `ModelConfig` converted to the same JSON): the shared typed
- * `inference.ModelConfig` of `@tritonserver-ts/client/protocol` as received — proto field names,
+ * `inference.ModelConfig` of `@tritonserver-ts/protocol` as received — proto field names,
  * every field but `name` optional, the int64 fields Triton's JSON prints as strings as strings.
  */
 export type ModelConfig = ReceivedModelConfig;
@@ -78,18 +79,18 @@ export interface RepositoryIndexEntry {
 }
 
 /**
- * Trace settings as the server reports them: the shared message of `@tritonserver-ts/client/protocol`
+ * Trace settings as the server reports them: the shared message of `@tritonserver-ts/protocol`
  * as received (values are strings, `trace_level` a list; fields optional, unknown keys kept).
  */
 export type TraceSettings = ReceivedTraceSettings;
 
 /** A trace settings update: a value to set, `null` clears a setting back to the global value. */
-export type { TraceSettingsUpdate } from './protocol/settings.js';
+export type { TraceSettingsUpdate } from '@tritonserver-ts/protocol';
 
 /**
  * Log settings (`log_file`, `log_info`, `log_warning`, `log_error`, `log_verbose_level`,
  * `log_format`) as received, and as sent in an update: the shared message of
- * `@tritonserver-ts/client/protocol`, fields optional, unknown keys kept.
+ * `@tritonserver-ts/protocol`, fields optional, unknown keys kept.
  */
 export type LogSettings = ReceivedLogSettings;
 

@@ -29,9 +29,11 @@ import {
   type Logger,
   type QueryParams,
 } from './options.js';
-import type { CompressionAlgorithm } from './protocol/compression.js';
-import type { InferInput, InferRequestOptions } from './protocol/infer-request.js';
-import { splitRequestOptions, type InferResponse } from './protocol/message.js';
+import type { CompressionAlgorithm } from '@tritonserver-ts/protocol';
+import type { InferInput } from '@tritonserver-ts/protocol';
+import type { InferRequestOptions } from '@tritonserver-ts/protocol/http';
+import { splitRequestOptions } from '@tritonserver-ts/protocol/http';
+import { type InferResponse } from '@tritonserver-ts/protocol';
 import { backoffDelay, isRetryable, sleep, type BackoffPolicy } from './retry.js';
 import { CallScope } from './call-scope.js';
 import type { Transport, TransportContext } from './transport.js';

@@ -2,7 +2,7 @@
  * One error hierarchy for every transport. Match on `instanceof` or on the stable `code`.
  * @packageDocumentation
  */
-import { ProtocolError, type ProtocolErrorCode, type TritonStatusKind } from './protocol/errors.js';
+import { ProtocolError, type ProtocolErrorCode, type TritonStatusKind } from '@tritonserver-ts/protocol';
 
 /** Stable codes of {@link TritonError}. */
 export type TritonErrorCode =

@@ -3,9 +3,9 @@
  *
  * The root export is what a client needs: `TritonClient`, its options, results and errors, the
  * tensor types and helpers a caller builds inputs and reads outputs with, and the
- * transport-neutral message types. The wire codecs (HTTP request/response bodies in both
- * directions, the server-side encoders and decoders) live in `@tritonserver-ts/client/protocol`
- * and `@tritonserver-ts/client/protocol/grpc`.
+ * transport-neutral message types (re-exported from `@tritonserver-ts/protocol`). The wire codecs
+ * (HTTP request/response bodies in both directions, the server-side encoders and decoders) live in
+ * `@tritonserver-ts/protocol/http` and `@tritonserver-ts/protocol/grpc`.
  * @packageDocumentation
  */
 export {
@@ -20,10 +20,20 @@ export {
   type FixedSizeDatatype,
   type ModelConfigDatatype,
   type TensorData,
-} from './protocol/datatypes.js';
-export { elementCount, type Tensor } from './protocol/tensor.js';
-export { ProtocolError, type ProtocolErrorCode } from './protocol/errors.js';
-export * from './protocol/fp16.js';
+} from '@tritonserver-ts/protocol';
+export { elementCount, type Tensor } from '@tritonserver-ts/protocol';
+export { ProtocolError, type ProtocolErrorCode } from '@tritonserver-ts/protocol';
+export {
+  bf16ArrayToFloat32,
+  bf16BitsToFloat32,
+  float32ArrayToBf16,
+  float32ArrayToFp16,
+  float32ToBf16Bits,
+  float32ToFp16Bits,
+  fp16ArrayToFloat32,
+  fp16BitsToFloat32,
+  type Bf16Rounding,
+} from '@tritonserver-ts/protocol';
 export {
   bytesToStrings,
   deserializeBytesTensor,
@@ -31,34 +41,32 @@ export {
   serializedByteSize,
   stringsToBytes,
   type BytesElement,
-} from './protocol/bytes.js';
-export { createTensor, toTensorData, type PlainValues, type TensorValues } from './protocol/tensor-data.js';
+} from '@tritonserver-ts/protocol';
+export { createTensor, toTensorData, type PlainValues, type TensorValues } from '@tritonserver-ts/protocol';
 export {
   INFERENCE_HEADER_CONTENT_LENGTH,
-  RESERVED_PARAMETERS,
   type ErrorJson,
   type InferOutputJson,
   type InferResponseJson,
-  type ParameterValue,
-  type Parameters,
   type WireData,
-} from './protocol/wire.js';
-export type { SharedMemoryRef } from './protocol/shared.js';
+} from '@tritonserver-ts/protocol/http';
+export { RESERVED_PARAMETERS, type ParameterValue, type Parameters } from '@tritonserver-ts/protocol';
+export type { SharedMemoryRef } from '@tritonserver-ts/protocol';
 export {
   encodeRawBinaryRequest,
-  type InferInput,
   type InferRequestOptions,
   type InferRequestedOutput,
-} from './protocol/infer-request.js';
+} from '@tritonserver-ts/protocol/http';
+export { type InferInput } from '@tritonserver-ts/protocol';
+export type { HttpInferHints } from '@tritonserver-ts/protocol/http';
 export type {
-  HttpInferHints,
   InferResponse,
   InferResponseOutput,
   NeutralRequestOptions,
   NeutralRequestedOutput,
-} from './protocol/message.js';
-export type { CompressionAlgorithm } from './protocol/compression.js';
-export { parseClassificationEntry, type ClassificationEntry } from './protocol/classification.js';
+} from '@tritonserver-ts/protocol';
+export type { CompressionAlgorithm } from '@tritonserver-ts/protocol';
+export { parseClassificationEntry, type ClassificationEntry } from '@tritonserver-ts/protocol';
 export { TritonClient, type InferOptions } from './client.js';
 export type { InferStat, InferTimer } from './infer-stat.js';
 export * from './errors.js';

@@ -3,17 +3,18 @@
  * @packageDocumentation
  */
 import { TritonInvalidArgumentError, protocolFailure } from './errors.js';
-import { decompressBody } from './protocol/compression.js';
+import { decompressBody } from '@tritonserver-ts/protocol';
 import { NdArrayView } from './ndarray.js';
-import { bytesToStrings } from './protocol/bytes.js';
-import { parseClassificationEntry, type ClassificationEntry } from './protocol/classification.js';
-import type { Datatype, TensorData } from './protocol/datatypes.js';
-import { bf16ArrayToFloat32, fp16ArrayToFloat32 } from './protocol/fp16.js';
-import { inferResponseFromHttp } from './protocol/infer-response.js';
-import { tensorDataToJson } from './protocol/json-data.js';
-import type { InferResponse, InferResponseOutput } from './protocol/message.js';
-import type { Tensor } from './protocol/tensor.js';
-import type { InferOutputJson, InferResponseJson, Parameters } from './protocol/wire.js';
+import { bytesToStrings } from '@tritonserver-ts/protocol';
+import { parseClassificationEntry, type ClassificationEntry } from '@tritonserver-ts/protocol';
+import type { Datatype, TensorData } from '@tritonserver-ts/protocol';
+import { bf16ArrayToFloat32, fp16ArrayToFloat32 } from '@tritonserver-ts/protocol';
+import { inferResponseFromHttp } from '@tritonserver-ts/protocol/http';
+import { tensorDataToJson } from '@tritonserver-ts/protocol/http';
+import type { InferResponse, InferResponseOutput } from '@tritonserver-ts/protocol';
+import type { Tensor } from '@tritonserver-ts/protocol';
+import type { InferOutputJson, InferResponseJson } from '@tritonserver-ts/protocol/http';
+import type { Parameters } from '@tritonserver-ts/protocol';
 
 /**
  * The result of `TritonClient.infer` (and of a gRPC stream message): a view of the

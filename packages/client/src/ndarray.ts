@@ -2,7 +2,7 @@
  * A read-only n-dimensional view over flat row-major tensor data.
  * @packageDocumentation
  */
-import type { Datatype, TensorData } from './protocol/datatypes.js';
+import type { Datatype, TensorData } from '@tritonserver-ts/protocol';
 import { TritonInvalidArgumentError } from './errors.js';
 
 /** Row-major strides (in elements) of a shape. */

@@ -25,7 +25,7 @@ import type {
 import type { TransportKind } from './errors.js';
 import type { InferTimer } from './infer-stat.js';
 import type { QueryParams } from './query-params.js';
-import type { InferResponse } from './protocol/message.js';
+import type { InferResponse } from '@tritonserver-ts/protocol';
 
 /** Per-call context handed to a transport. */
 export interface TransportContext {

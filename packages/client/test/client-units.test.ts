@@ -13,7 +13,8 @@ import {
   TritonClient,
   TritonServerError,
 } from '../src/index.js';
-import { compressBody, decodeInferResponse, encodeInferResponse } from '../src/protocol/index.js';
+import { compressBody } from '@tritonserver-ts/protocol';
+import { decodeInferResponse, encodeInferResponse } from '@tritonserver-ts/protocol/http';
 import { parseServerUrl } from '../src/http/index.js';
 
 describe('server url', () => {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { bytesToStrings } from '@tritonserver-ts/protocol';
 import {
-  bytesToStrings,
   decodeInferRequest,
   decodeInferResponse,
   encodeInferRequest,
@@ -9,7 +9,7 @@ import {
   encodeRawBinaryRequest,
   type DecodedInferRequest,
   type EncodedBody,
-} from '../src/protocol/index.js';
+} from '@tritonserver-ts/protocol/http';
 
 interface ManifestEntry {
   file: string;

@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TritonClient } from '../src/client.js';
 import { PARTS_MIN_TAIL_BYTES } from '../src/http/http-transport.js';
-import { encodeInferRequest, type InferInput } from '../src/protocol/infer-request.js';
+import { encodeInferRequest } from '@tritonserver-ts/protocol/http';
+import { type InferInput } from '@tritonserver-ts/protocol';
 import { reply, reset, startFaultServer, type FaultHandler } from './fault-server.js';
 
 // Loaded by name so the client package does not depend on the server (the server depends on it).

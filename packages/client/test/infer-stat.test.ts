@@ -12,7 +12,7 @@ import { TritonClient } from '../src/client.js';
 import { TritonInvalidArgumentError, TritonServerError } from '../src/errors.js';
 import type { InferStat } from '../src/infer-stat.js';
 import { createGrpcClient } from '../src/grpc/index.js';
-import type { InferInput } from '../src/protocol/infer-request.js';
+import type { InferInput } from '@tritonserver-ts/protocol';
 import type { Transport } from '../src/transport.js';
 import { reply, startFaultServer } from './fault-server.js';
 

@@ -15,7 +15,7 @@ import {
   toModelInferRequest,
   type ModelInferRequest,
   type ModelInferResponse,
-} from '@tritonserver-ts/client/protocol/grpc';
+} from '@tritonserver-ts/protocol/grpc';
 import { httpBase, newClient, transports, tritonGrpcUrl } from './target.js';
 import { differsOver } from './transport-differences.js';
 

@@ -55,7 +55,7 @@ export const TRANSPORT_DIFFERENCES = {
   },
   'http-wire-helpers': {
     http: 'the body helpers (`generateRequestBody`, `parseResponseBody`, `encodeRawBinaryRequest`) drive a separate HTTP stack',
-    grpc: 'the same job is done by the protobuf messages of `@tritonserver-ts/client/protocol/grpc` on a separate grpc-js client',
+    grpc: 'the same job is done by the protobuf messages of `@tritonserver-ts/protocol/grpc` on a separate grpc-js client',
   },
 } as const satisfies Record<string, TransportDifference>;
 

@@ -8,7 +8,7 @@ import { request } from 'node:http';
 import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
-import { decodeInferResponse } from '@tritonserver-ts/client/protocol';
+import { decodeInferResponse } from '@tritonserver-ts/protocol/http';
 import { httpBase, newClient, transports } from './target.js';
 import { differsOver, expectServerError } from './transport-differences.js';
 

@@ -11,7 +11,7 @@ import {
 } from '@grpc/grpc-js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { serializeByteTensor } from '@tritonserver-ts/client';
-import { serviceDefinition } from '@tritonserver-ts/client/protocol/grpc';
+import { serviceDefinition } from '@tritonserver-ts/protocol/grpc';
 import { httpBase, newClient, transports, tritonGrpcUrl } from './target.js';
 import { differsOver } from './transport-differences.js';
 

@@ -561,7 +561,7 @@ describe('docker/Dockerfile.server (embedded server for CPU-only hosts)', () => 
     const copied = instructions(runtime, 'COPY').map((i) => copyPaths(i.args).sources[0]);
     const pkg = JSON.parse(read('packages/server/package.json')) as { dependencies?: Record<string, string> };
     const workspaceDeps: Record<string, string> = {
-      '@tritonserver-ts/client': 'client',
+      '@tritonserver-ts/protocol': 'protocol',
       '@tritonserver-ts/onnx-builder': 'onnx-builder',
     };
     for (const dep of Object.keys(pkg.dependencies ?? {}).filter((d) => d.startsWith('@tritonserver-ts/'))) {

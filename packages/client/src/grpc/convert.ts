@@ -20,7 +20,7 @@ import type {
   TraceSettingsUpdate,
 } from '../api-types.js';
 import { TritonInvalidArgumentError } from '../errors.js';
-import { INT64_AS_NUMBER_PATHS } from '../protocol/config-int64.js';
+import { INT64_AS_NUMBER_PATHS } from '@tritonserver-ts/protocol/http';
 import {
   LogSettingsRequest_SettingValueSchema,
   ModelConfigSchema,
@@ -38,7 +38,7 @@ import {
   type StatisticDuration,
   type SystemSharedMemoryStatusResponse,
   type TraceSettingResponse,
-} from '../protocol/grpc/index.js';
+} from '@tritonserver-ts/protocol/grpc';
 
 /** `ServerMetadataResponse` → `{ name, version, extensions }`. */
 export function serverMetadataFromGrpc(m: ServerMetadataResponse): ServerMetadata {

@@ -38,11 +38,11 @@ import {
   protocolFailure,
 } from '../errors.js';
 import type { InferResult } from '../infer-result.js';
-import { BufferPool, type BufferPoolOptions } from '../protocol/buffer-pool.js';
-import type { CompressionAlgorithm } from '../protocol/compression.js';
-import type { InferInput } from '../protocol/infer-request.js';
-import type { InferResponse } from '../protocol/message.js';
-import { stringifyJson } from '../protocol/json.js';
+import { BufferPool, type BufferPoolOptions } from '@tritonserver-ts/protocol';
+import type { CompressionAlgorithm } from '@tritonserver-ts/protocol';
+import type { InferInput } from '@tritonserver-ts/protocol';
+import type { InferResponse } from '@tritonserver-ts/protocol';
+import { stringifyJson } from '@tritonserver-ts/protocol/http';
 import {
   encodeInferCall,
   fromReadInferResponse,
@@ -51,7 +51,7 @@ import {
   type GrpcMethodDefinition,
   type MessageInput,
   type ModelRepositoryParameterSchema,
-} from '../protocol/grpc/index.js';
+} from '@tritonserver-ts/protocol/grpc';
 import type { CancellationListener, Transport, TransportContext } from '../transport.js';
 import type { InferTimer } from '../infer-stat.js';
 import { cancellationOf } from '../call-scope.js';

@@ -14,8 +14,9 @@ import {
   protocolFailure,
 } from '../errors.js';
 import { InferResult } from '../infer-result.js';
-import type { BufferPool } from '../protocol/buffer-pool.js';
-import type { InferInput, InferRequestOptions } from '../protocol/infer-request.js';
+import type { BufferPool } from '@tritonserver-ts/protocol';
+import type { InferInput } from '@tritonserver-ts/protocol';
+import type { InferRequestOptions } from '@tritonserver-ts/protocol/http';
 import {
   encodeInferCall,
   fromInferResponseParts,
@@ -25,7 +26,7 @@ import {
   toInferResponseParts,
   type InferResponseParts,
   type ModelStreamInferResponse,
-} from '../protocol/grpc/index.js';
+} from '@tritonserver-ts/protocol/grpc';
 import { metadataFromHeaders } from './metadata.js';
 import { tritonErrorFromGrpc } from './status.js';
 

@@ -5,7 +5,8 @@
  */
 import { invalidArgument } from '../errors.js';
 import { InferResult } from '../infer-result.js';
-import { encodeInferRequest, type InferInput, type InferRequestOptions } from '../protocol/infer-request.js';
+import { encodeInferRequest, type InferRequestOptions } from '@tritonserver-ts/protocol/http';
+import { type InferInput } from '@tritonserver-ts/protocol';
 
 /**
  * Builds an infer request body. Send it with `POST {base}/v2/models/{model}/infer` and, when

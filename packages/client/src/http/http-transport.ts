@@ -27,16 +27,17 @@ import {
 } from '../errors.js';
 import type { QueryParams } from '../query-params.js';
 import { parseRetryAfter } from '../retry.js';
-import { compressBody, decompressBody } from '../protocol/compression.js';
+import { compressBody, decompressBody } from '@tritonserver-ts/protocol';
 import {
   encodeInferRequest,
   encodeInferRequestBody,
   encodeRawBinaryRequest,
-} from '../protocol/infer-request.js';
-import { inferResponseFromHttp } from '../protocol/infer-response.js';
-import { httpRequestOptions, type InferResponse } from '../protocol/message.js';
-import { parseJson, stringifyJson } from '../protocol/json.js';
-import { INFERENCE_HEADER_CONTENT_LENGTH } from '../protocol/wire.js';
+} from '@tritonserver-ts/protocol/http';
+import { inferResponseFromHttp } from '@tritonserver-ts/protocol/http';
+import { httpRequestOptions } from '@tritonserver-ts/protocol/http';
+import { type InferResponse } from '@tritonserver-ts/protocol';
+import { parseJson, stringifyJson } from '@tritonserver-ts/protocol/http';
+import { INFERENCE_HEADER_CONTENT_LENGTH } from '@tritonserver-ts/protocol/http';
 import type { Transport, TransportContext } from '../transport.js';
 import { cancellationOf } from '../call-scope.js';
 import { exchange, type HttpResponse, type ReceivedResponse } from './exchange.js';

@@ -1,6 +1,7 @@
 /**
- * `@tritonserver-ts/client/testing`: test data shared by this package's tests and the embedded
- * server's (sample gRPC requests). Not part of the client API.
+ * `@tritonserver-ts/client/testing`: kept for one minor version as a re-export of
+ * `@tritonserver-ts/protocol/testing` (sample gRPC requests). Not part of the client API.
+ * @deprecated Import from `@tritonserver-ts/protocol/testing`; this entry is removed in 0.3.
  * @packageDocumentation
  */
-export * from './grpc-samples.js';
+export * from '@tritonserver-ts/protocol/testing';

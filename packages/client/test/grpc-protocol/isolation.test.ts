@@ -1,5 +1,5 @@
 /**
- * ADR 0008: HTTP-only users load no gRPC code. Imports each entry point of the built package in a
+ * ADR 0008: HTTP-only users load no gRPC code (ADR 0016: the protocol package's entries too). Imports each entry point of the built package in a
  * fresh Node process and records which protobuf / gRPC modules get resolved.
  */
 import { execFileSync } from 'node:child_process';
@@ -29,20 +29,21 @@ function loadedBy(entry: string): string[] {
   ].sort();
 }
 
-it('the root, ./http and ./protocol entry points load neither the protobuf runtime nor grpc-js', () => {
+it("the root, ./http and ./protocol entry points (and the protocol package's root and ./http) load neither the protobuf runtime nor grpc-js", () => {
   for (const entry of [
     '@tritonserver-ts/client',
     '@tritonserver-ts/client/http',
     '@tritonserver-ts/client/protocol',
+    '@tritonserver-ts/protocol',
+    '@tritonserver-ts/protocol/http',
   ]) {
     expect(loadedBy(entry), entry).toEqual([]);
   }
 });
 
-it('./protocol/grpc loads the protobuf runtime only; ./grpc adds grpc-js', () => {
-  expect(loadedBy('@tritonserver-ts/client/protocol/grpc')).toEqual([
-    '@bufbuild/protobuf',
-    '@bufbuild/protobuf/codegenv2',
-  ]);
+it("./protocol/grpc (the protocol package's ./grpc) loads the protobuf runtime only; ./grpc adds grpc-js", () => {
+  for (const entry of ['@tritonserver-ts/client/protocol/grpc', '@tritonserver-ts/protocol/grpc']) {
+    expect(loadedBy(entry), entry).toEqual(['@bufbuild/protobuf', '@bufbuild/protobuf/codegenv2']);
+  }
   expect(loadedBy('@tritonserver-ts/client/grpc')).toContain('@grpc/grpc-js');
 });

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TritonAbortError, TritonServerError } from '../../src/errors.js';
 import { createGrpcClient, type GrpcTransport, type StreamResponse } from '../../src/grpc/index.js';
 import type { TritonClient } from '../../src/client.js';
-import type { InferInput } from '../../src/protocol/infer-request.js';
+import type { InferInput } from '@tritonserver-ts/protocol';
 
 // Loaded by name so the client package does not depend on the server (the server depends on it).
 const serverModule = '@tritonserver-ts/server';

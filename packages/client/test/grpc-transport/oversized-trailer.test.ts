@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { TritonProtocolError } from '../../src/errors.js';
 import { createGrpcClient } from '../../src/grpc/index.js';
-import { serviceDefinition } from '../../src/protocol/grpc/index.js';
+import { serviceDefinition } from '@tritonserver-ts/protocol/grpc';
 
 const HUGE = 'x'.repeat(90_000);
 

@@ -17,9 +17,9 @@ import {
   type TritonErrorReason,
 } from '../../src/errors.js';
 import type { InferResult } from '../../src/infer-result.js';
-import type { InferResponse } from '../../src/protocol/message.js';
+import type { InferResponse } from '@tritonserver-ts/protocol';
 import { createGrpcClient, type GrpcTransport, type StreamResponse } from '../../src/grpc/index.js';
-import type { InferInput } from '../../src/protocol/infer-request.js';
+import type { InferInput } from '@tritonserver-ts/protocol';
 
 // Loaded by name so the client package does not depend on the server (the server depends on it).
 const serverModule = '@tritonserver-ts/server';

@@ -31,7 +31,7 @@ import {
   ModelStreamInferResponseSchema,
   TraceSettingResponseSchema,
   create,
-} from '../../src/protocol/grpc/index.js';
+} from '@tritonserver-ts/protocol/grpc';
 
 describe('addresses and channel options', () => {
   it('parses host:port, grpc:// and grpcs:// urls with the default port 8001', () => {

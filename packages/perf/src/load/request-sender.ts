@@ -15,7 +15,7 @@ import type {
   TritonClient,
 } from '@tritonserver-ts/client';
 import type { GrpcInferStream, StreamInferOptions, StreamResponse } from '@tritonserver-ts/client/grpc';
-import { tensorDataToBytes } from '@tritonserver-ts/client/protocol';
+import { tensorDataToBytes } from '@tritonserver-ts/protocol';
 
 import { PerfError } from '../errors.js';
 import type { PerfOptions } from '../options/perf-options.js';

@@ -11,7 +11,7 @@ import { unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import type { InferInput, InferRequestedOutput, TritonClient } from '@tritonserver-ts/client';
-import { tensorDataToBytes, toTensorData } from '@tritonserver-ts/client/protocol';
+import { tensorDataToBytes, toTensorData } from '@tritonserver-ts/protocol';
 
 import { PerfError } from '../errors.js';
 import type { InputDataset, ModelProfile } from '../types.js';

@@ -1,6 +1,6 @@
 /**
  * A model configuration as `config.pbtxt` (protobuf text format), written from its JSON by walking
- * the `inference.ModelConfig` descriptor (`ModelConfigSchema` of `@tritonserver-ts/client/protocol/grpc`):
+ * the `inference.ModelConfig` descriptor (`ModelConfigSchema` of `@tritonserver-ts/protocol/grpc`):
  * fields in declaration order, only those set (proto3 defaults left out, as protobuf's printer
  * does), enums by name, strings quoted and escaped, nested messages in braces, repeated scalars as
  * `[ a, b ]`, repeated messages as `[ { … }, { … } ]`, maps as one `{ key: … value: … }` entry per key.
@@ -10,7 +10,7 @@ import type { DescField, DescMessage } from '@bufbuild/protobuf';
 import { fromJson, ScalarType } from '@bufbuild/protobuf';
 import type { ReflectMessage } from '@bufbuild/protobuf/reflect';
 import { reflect } from '@bufbuild/protobuf/reflect';
-import { ModelConfigSchema } from '@tritonserver-ts/client/protocol/grpc';
+import { ModelConfigSchema } from '@tritonserver-ts/protocol/grpc';
 
 import { PerfError } from '../errors.js';
 

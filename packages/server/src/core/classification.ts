@@ -12,7 +12,7 @@ import {
   type FixedTensorData,
   type PackedTensor,
   type TensorData,
-} from '@tritonserver-ts/client/protocol';
+} from '@tritonserver-ts/protocol';
 
 import { invalidArg, toServerError } from './errors.js';
 

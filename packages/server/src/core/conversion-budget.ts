@@ -11,7 +11,7 @@
  * request runs (a full budget: UNAVAILABLE, 503 with `Retry-After`).
  * @packageDocumentation
  */
-import { BytesList, type PackedTensor } from '@tritonserver-ts/client/protocol';
+import { BytesList, type PackedTensor } from '@tritonserver-ts/protocol';
 
 import { ServerError } from './errors.js';
 import { passesStringsAsText } from './string-inputs.js';

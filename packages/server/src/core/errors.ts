@@ -4,7 +4,7 @@
  * @packageDocumentation
  */
 
-import type { TritonStatusKind } from '@tritonserver-ts/client/protocol';
+import type { TritonStatusKind } from '@tritonserver-ts/protocol';
 
 /**
  * Triton's status codes (`TRITONSERVER_Error_Code`): the codec's {@link TritonStatusKind}, the same

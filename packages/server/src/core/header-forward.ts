@@ -9,7 +9,7 @@
  * how Triton reads the request.
  * @packageDocumentation
  */
-import { RESERVED_PARAMETER_PREFIX, isReservedParameter } from '@tritonserver-ts/client/protocol';
+import { RESERVED_PARAMETER_PREFIX, isReservedParameter } from '@tritonserver-ts/protocol';
 
 import { echo } from './echo.js';
 import { invalidArg } from './errors.js';

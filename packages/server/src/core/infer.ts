@@ -17,7 +17,7 @@ import {
   type PackedTensor,
   type PackedTensorData,
   type TensorData,
-} from '@tritonserver-ts/client/protocol';
+} from '@tritonserver-ts/protocol';
 
 import type { ModelConfig, ModelInput } from '../repository/model-config.js';
 import type { SchedulerRequest } from '../scheduler/types.js';

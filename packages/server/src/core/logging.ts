@@ -9,12 +9,12 @@
  */
 import { appendFileSync } from 'node:fs';
 
-import type { LogSettings, LogSettingsUpdate } from '@tritonserver-ts/client/protocol';
+import type { LogSettings, LogSettingsUpdate } from '@tritonserver-ts/protocol';
 
 import type { ServerError } from './errors.js';
 
 /** Triton's log settings object and its update: the shared messages (`protocol/settings.ts`). */
-export type { LogSettings, LogSettingsUpdate } from '@tritonserver-ts/client/protocol';
+export type { LogSettings, LogSettingsUpdate } from '@tritonserver-ts/protocol';
 
 /** Default settings, as tritonserver starts without logging flags. */
 export const DEFAULT_LOG_SETTINGS: Readonly<LogSettings> = {

@@ -4,7 +4,7 @@
  * memory, and runs the inference pipeline.
  * @packageDocumentation
  */
-import { datatypeFromModelConfig } from '@tritonserver-ts/client/protocol';
+import { datatypeFromModelConfig } from '@tritonserver-ts/protocol';
 
 import { ModelRepositoryError } from '../repository/errors.js';
 import { listRepositoryModels, modelConfigToJson, resolveModel } from '../repository/index.js';

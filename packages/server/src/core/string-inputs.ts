@@ -6,7 +6,7 @@
  * request joins a batch (a batch-time failure would fail the other requests of the batch too).
  * @packageDocumentation
  */
-import { BytesList, type PackedTensorData } from '@tritonserver-ts/client/protocol';
+import { BytesList, type PackedTensorData } from '@tritonserver-ts/protocol';
 
 import { invalidArg } from './errors.js';
 

@@ -15,7 +15,7 @@
  * the bytes (for printable text the output is the same).
  * @packageDocumentation
  */
-import { BytesList, type PackedTensor } from '@tritonserver-ts/client/protocol';
+import { BytesList, type PackedTensor } from '@tritonserver-ts/protocol';
 
 /** The tensor activities Triton 2.73 reports: inputs when queued, outputs when a response is sent. */
 export type TensorActivity = 'TENSOR_QUEUE_INPUT' | 'TENSOR_BACKEND_OUTPUT';

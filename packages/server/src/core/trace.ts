@@ -9,13 +9,14 @@
  * server writes Triton's own JSON trace file only.
  * @packageDocumentation
  */
-import { stringifyJson, type TraceSettings } from '@tritonserver-ts/client/protocol';
+import { stringifyJson } from '@tritonserver-ts/protocol/http';
+import { type TraceSettings } from '@tritonserver-ts/protocol';
 
 import { echo } from './echo.js';
 import { invalidArg, unsupported, type ServerError } from './errors.js';
 
 /** The trace settings object as Triton returns it: the shared message (`protocol/settings.ts`). */
-export type { TraceSettings } from '@tritonserver-ts/client/protocol';
+export type { TraceSettings } from '@tritonserver-ts/protocol';
 
 /** tritonserver's defaults (tracing off). */
 export const DEFAULT_TRACE_SETTINGS: Readonly<TraceSettings> = {

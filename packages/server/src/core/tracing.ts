@@ -23,7 +23,7 @@
  */
 import { closeSync, openSync, writeFileSync, writeSync } from 'node:fs';
 
-import type { PackedTensor } from '@tritonserver-ts/client/protocol';
+import type { PackedTensor } from '@tritonserver-ts/protocol';
 
 import { invalidArg } from './errors.js';
 import type { Logger } from './logging.js';

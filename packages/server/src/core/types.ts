@@ -3,7 +3,7 @@
  * hand them over (already decoded from the wire), model states and index entries.
  * @packageDocumentation
  */
-import type { BytesList, PackedTensor, SharedMemoryRef, TensorData } from '@tritonserver-ts/client/protocol';
+import type { BytesList, PackedTensor, SharedMemoryRef, TensorData } from '@tritonserver-ts/protocol';
 
 import type { ServerError } from './errors.js';
 import type { ActiveTrace } from './tracing.js';
@@ -13,7 +13,7 @@ export type ParameterValue = string | number | bigint | boolean;
 
 /**
  * Where a tensor lives in a registered shared-memory region: the one reference type of the client's
- * neutral model (`@tritonserver-ts/client/protocol`), shared by both wires. Offset and byte size are
+ * neutral model (`@tritonserver-ts/protocol`), shared by both wires. Offset and byte size are
  * uint64 on the wire and kept exact (`bigint` beyond 2^53 − 1) until the region checks have bounded
  * them; an absent offset is 0.
  */

@@ -6,14 +6,14 @@
  * outputs' shared-memory and classification parameters. Model checks are the core's.
  * @packageDocumentation
  */
-import { isDatatype, serializeByteTensor, type Datatype } from '@tritonserver-ts/client/protocol';
+import { isDatatype, serializeByteTensor, type Datatype } from '@tritonserver-ts/protocol';
 import type {
   InferParameter,
   InferTensorContents,
   ModelInferRequest,
   ModelInferRequest_InferInputTensor,
   ModelInferRequest_InferRequestedOutputTensor,
-} from '@tritonserver-ts/client/protocol/grpc';
+} from '@tritonserver-ts/protocol/grpc';
 
 import { echo } from '../core/echo.js';
 import { invalidArg } from '../core/errors.js';

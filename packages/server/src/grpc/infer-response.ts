@@ -4,13 +4,13 @@
  * empty or when the output went to shared memory); typed `contents` are never filled.
  * @packageDocumentation
  */
-import { tensorDataToBytes } from '@tritonserver-ts/client/protocol';
+import { tensorDataToBytes } from '@tritonserver-ts/protocol';
 import {
   ModelInferResponseSchema,
   toInferParameters,
   type InferParameter,
   type ModelInferResponse,
-} from '@tritonserver-ts/client/protocol/grpc';
+} from '@tritonserver-ts/protocol/grpc';
 
 import type { CoreInferResponse } from '../core/types.js';
 import { message, type Init } from './messages.js';

@@ -2,7 +2,7 @@
  * Building protobuf messages of the client package's generated schemas.
  * @packageDocumentation
  */
-import { create, type MessageInitShape, type MessageShape } from '@tritonserver-ts/client/protocol/grpc';
+import { create, type MessageInitShape, type MessageShape } from '@tritonserver-ts/protocol/grpc';
 
 /** The plain-object form of a message (nested messages as plain objects too). */
 export type Init<T> = T extends { $typeName: string } ? Omit<Partial<T>, '$typeName'> : T;

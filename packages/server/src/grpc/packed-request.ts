@@ -15,7 +15,7 @@ import {
   decodeMessage,
   type InferTensorContents,
   type ModelInferRequest,
-} from '@tritonserver-ts/client/protocol/grpc';
+} from '@tritonserver-ts/protocol/grpc';
 
 /** Thrown inside the scanner on bytes that are not well-formed protobuf (protobuf-es then decides). */
 const MALFORMED = new Error('malformed protobuf');

@@ -12,12 +12,11 @@
 import {
   ModelInferResponseSchema,
   ModelStreamInferResponseSchema,
-  create,
   encodeMessage,
-  type MessageInitShape,
   type ModelInferResponse,
   type ModelStreamInferResponse,
-} from '@tritonserver-ts/client/protocol/grpc';
+} from '@tritonserver-ts/protocol/grpc';
+import { create, type MessageInitShape } from '@tritonserver-ts/protocol/grpc';
 import { varintSize, writeVarint } from './packed-request.js';
 
 /** `raw_output_contents` (field 6, length-delimited) and `infer_response` (field 2, length-delimited). */

@@ -9,7 +9,7 @@ import {
   ModelInferRequestSchema,
   ModelInferResponseSchema,
   ModelStreamInferResponseSchema,
-} from '@tritonserver-ts/client/protocol/grpc';
+} from '@tritonserver-ts/protocol/grpc';
 
 import { decodeModelInferRequest } from './packed-request.js';
 import { encodeModelInferResponse, encodeModelStreamInferResponse } from './response-encoder.js';

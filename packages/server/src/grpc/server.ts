@@ -12,7 +12,7 @@
 import { readFile } from 'node:fs/promises';
 
 import { Server, ServerCredentials, type ChannelOptions } from '@grpc/grpc-js';
-import { healthServiceDefinition, serviceDefinition } from '@tritonserver-ts/client/protocol/grpc';
+import { healthServiceDefinition, serviceDefinition } from '@tritonserver-ts/protocol/grpc';
 
 import type { Http2SecureServer, Http2Server } from 'node:http2';
 

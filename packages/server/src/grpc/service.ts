@@ -13,7 +13,7 @@ import {
   type UntypedServiceImplementation,
   type sendUnaryData,
 } from '@grpc/grpc-js';
-import type { ModelInferRequest, ModelStreamInferResponse } from '@tritonserver-ts/client/protocol/grpc';
+import type { ModelInferRequest, ModelStreamInferResponse } from '@tritonserver-ts/protocol/grpc';
 
 import type { InferenceServer } from '../core/server.js';
 import { toServerError } from '../core/errors.js';

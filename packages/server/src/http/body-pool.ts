@@ -15,7 +15,7 @@
  * is the protocol layer's `BufferPool` (shared with the gRPC client's encoded requests).
  * @packageDocumentation
  */
-import { BufferPool } from '@tritonserver-ts/client/protocol';
+import { BufferPool } from '@tritonserver-ts/protocol';
 
 /** Smaller bodies arrive in one piece and cost little: they are not pooled. */
 export const POOLED_BODY_MIN_BYTES = 64 * 1024;

@@ -8,7 +8,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 
-import { ProtocolError, decompressWithin, parseContentEncoding } from '@tritonserver-ts/client/protocol';
+import { ProtocolError, decompressWithin, parseContentEncoding } from '@tritonserver-ts/protocol';
 
 import { ServerError, invalidArg } from '../core/errors.js';
 import type { BodyPool } from './body-pool.js';

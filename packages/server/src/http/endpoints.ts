@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 
-import { parseJson } from '@tritonserver-ts/client/protocol';
+import { parseJson } from '@tritonserver-ts/protocol/http';
 
 import { echo } from '../core/echo.js';
 import { ServerError, invalidArg, toServerError, unsupported } from '../core/errors.js';

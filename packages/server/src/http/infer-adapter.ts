@@ -8,19 +8,21 @@ import type { IncomingHttpHeaders } from 'node:http';
 
 import {
   INFERENCE_HEADER_CONTENT_LENGTH,
-  compressBody,
   contentTypeFor,
   decodeInferRequest,
   encodeInferResponse,
-  negotiateContentEncoding,
   outputWantsBinary,
-  tensorDataToBytes,
   type DecodedInferRequest,
   type DecodedInput,
-  type Parameters,
   type RawInferRequest,
-  type ResponseOutput,
-} from '@tritonserver-ts/client/protocol';
+} from '@tritonserver-ts/protocol/http';
+import type { ResponseOutput } from '@tritonserver-ts/protocol';
+import {
+  compressBody,
+  negotiateContentEncoding,
+  tensorDataToBytes,
+  type Parameters,
+} from '@tritonserver-ts/protocol';
 
 import { toServerError } from '../core/errors.js';
 import type {

@@ -6,14 +6,13 @@
  */
 import { parentPort } from 'node:worker_threads';
 
+import { BytesList, type TensorData } from '@tritonserver-ts/protocol';
 import {
-  BytesList,
   decodeInferRequest,
   type DecodedInferRequest,
   type DecodedInput,
   type RawInferRequest,
-  type TensorData,
-} from '@tritonserver-ts/client/protocol';
+} from '@tritonserver-ts/protocol/http';
 
 /**
  * A decoded input as it crosses back to the main thread: a BYTES input's `BytesList` (which does not

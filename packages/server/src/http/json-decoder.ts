@@ -7,13 +7,12 @@
  */
 import type { Worker } from 'node:worker_threads';
 
+import { ProtocolError, type ProtocolErrorCode } from '@tritonserver-ts/protocol';
 import {
-  ProtocolError,
   decodeInferRequest,
   type DecodedInferRequest,
-  type ProtocolErrorCode,
   type RawInferRequest,
-} from '@tritonserver-ts/client/protocol';
+} from '@tritonserver-ts/protocol/http';
 
 import { startWorkerModule } from '../worker-module.js';
 import { fromWireInput, type DecodeAnswer, type DecodeJob } from './json-decode-worker.js';

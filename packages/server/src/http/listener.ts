@@ -9,7 +9,7 @@ import { setMaxListeners } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 
-import { INFERENCE_HEADER_CONTENT_LENGTH } from '@tritonserver-ts/client/protocol';
+import { INFERENCE_HEADER_CONTENT_LENGTH } from '@tritonserver-ts/protocol/http';
 
 import type { InferenceServer } from '../core/server.js';
 import { readBody } from './body.js';

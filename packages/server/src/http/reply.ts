@@ -3,7 +3,7 @@
  * shared by the request listener, the endpoints and the infer adapter.
  * @packageDocumentation
  */
-import { stringifyJson } from '@tritonserver-ts/client/protocol';
+import { stringifyJson } from '@tritonserver-ts/protocol/http';
 
 import { capErrorMessage } from '../core/echo.js';
 import { toServerError } from '../core/errors.js';

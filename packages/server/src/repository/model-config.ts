@@ -1,7 +1,7 @@
 /**
  * The typed `inference.ModelConfig` (Triton's `model_config.proto`), field for field.
  *
- * The interfaces are defined once, in `@tritonserver-ts/client/protocol` (`model-config.ts`), and
+ * The interfaces are defined once, in `@tritonserver-ts/protocol` (`model-config.ts`), and
  * shared with the client, whose `getModelConfig` returns the same message as received; this module
  * re-exports them so the server's imports keep one path. The server's model is the normalized one:
  * the type parameter `I64` keeps its default (`number`), so every 64-bit integer is a JavaScript
@@ -14,7 +14,7 @@
  * {@link createModelConfig} is complete in this sense.
  * @packageDocumentation
  */
-import type { DeepPartial, ModelConfig } from '@tritonserver-ts/client/protocol';
+import type { DeepPartial, ModelConfig } from '@tritonserver-ts/protocol';
 
 export type {
   DataType,
@@ -73,7 +73,7 @@ export type {
   ModelMetrics,
   ModelConfig,
   DeepPartial,
-} from '@tritonserver-ts/client/protocol';
+} from '@tritonserver-ts/protocol';
 
 /**
  * A partial config for building one in code: every field optional, nested messages partial too.

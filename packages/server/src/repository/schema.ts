@@ -5,7 +5,7 @@
  * (`GET .../config`) and the JSON override parser (`POST .../load`).
  * @packageDocumentation
  */
-import { MODEL_CONFIG_DATATYPES } from '@tritonserver-ts/client/protocol';
+import { MODEL_CONFIG_DATATYPES } from '@tritonserver-ts/protocol';
 
 /** Scalar protobuf types used by the model config. */
 export type ScalarType =
@@ -435,4 +435,4 @@ export function enumDescriptor(schema: Schema, name: string): EnumDescriptor {
  * (protocol.md §2.11); one list with the client's gRPC config conversion. `*` matches any map key
  * or array index.
  */
-export { INT64_AS_NUMBER_PATHS } from '@tritonserver-ts/client/protocol';
+export { INT64_AS_NUMBER_PATHS } from '@tritonserver-ts/protocol/http';

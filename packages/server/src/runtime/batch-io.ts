@@ -21,7 +21,7 @@
  *   at the same position.
  * @packageDocumentation
  */
-import type { PackedTensor } from '@tritonserver-ts/client/protocol';
+import type { PackedTensor } from '@tritonserver-ts/protocol';
 
 import type { BatchInput, ModelConfig } from '../repository/model-config.js';
 import { BackendError } from './errors.js';

@@ -16,8 +16,8 @@
  * one by one (the scheduler's per-request path) instead of one concatenated batch.
  * @packageDocumentation
  */
-import type { PackedTensor, PackedTensorData } from '@tritonserver-ts/client/protocol';
-import { BytesList, datatypeFromModelConfig } from '@tritonserver-ts/client/protocol';
+import type { PackedTensor, PackedTensorData } from '@tritonserver-ts/protocol';
+import { BytesList, datatypeFromModelConfig } from '@tritonserver-ts/protocol';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import type { ModelConfig } from '../repository/model-config.js';

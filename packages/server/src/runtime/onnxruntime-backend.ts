@@ -10,8 +10,8 @@
  * any `cpu_execution_accelerator` is refused like Triton does for accelerators it does not have.
  * @packageDocumentation
  */
-import type { Datatype, PackedTensor } from '@tritonserver-ts/client/protocol';
-import { datatypeFromModelConfig } from '@tritonserver-ts/client/protocol';
+import type { Datatype, PackedTensor } from '@tritonserver-ts/protocol';
+import { datatypeFromModelConfig } from '@tritonserver-ts/protocol';
 import ort from 'onnxruntime-node';
 import { basename } from 'node:path';
 

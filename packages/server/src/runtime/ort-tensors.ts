@@ -16,7 +16,7 @@
  * thread that runs the session, for as long as it runs. Everywhere else a BYTES tensor is one buffer.
  * @packageDocumentation
  */
-import { BytesList, type Datatype, type PackedTensor } from '@tritonserver-ts/client/protocol';
+import { BytesList, type Datatype, type PackedTensor } from '@tritonserver-ts/protocol';
 import ort from 'onnxruntime-node';
 
 import { BackendError } from './errors.js';

@@ -6,7 +6,7 @@
  * which instance runs it.
  * @packageDocumentation
  */
-import type { PackedTensor } from '@tritonserver-ts/client/protocol';
+import type { PackedTensor } from '@tritonserver-ts/protocol';
 
 import type { ActiveTrace } from '../core/tracing.js';
 

@@ -10,7 +10,7 @@ import {
   type FixedTensorData,
   type PackedTensor,
   type PackedTensorData,
-} from '@tritonserver-ts/client/protocol';
+} from '@tritonserver-ts/protocol';
 
 import { ServerError } from '../core/errors.js';
 

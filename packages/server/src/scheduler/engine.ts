@@ -4,7 +4,7 @@
  * all instances concurrently), splits outputs back, records statistics and settles each request.
  * @packageDocumentation
  */
-import type { PackedTensor } from '@tritonserver-ts/client/protocol';
+import type { PackedTensor } from '@tritonserver-ts/protocol';
 
 import { ServerError } from '../core/errors.js';
 import type { ExecutionTimings, InstanceRequest, ModelInstance } from '../runtime/types.js';

@@ -21,7 +21,7 @@
  * a failure counts under `reason="OTHER"`. Ensemble requests are not in the pending gauge.
  * @packageDocumentation
  */
-import type { PackedTensor } from '@tritonserver-ts/client/protocol';
+import type { PackedTensor } from '@tritonserver-ts/protocol';
 
 import { echo } from '../core/echo.js';
 import { ServerError, toServerError } from '../core/errors.js';

@@ -11,7 +11,7 @@
  *   source input's shape in that request; every other output is split by batch rows as usual.
  * @packageDocumentation
  */
-import type { PackedTensor } from '@tritonserver-ts/client/protocol';
+import type { PackedTensor } from '@tritonserver-ts/protocol';
 
 import { ServerError } from '../core/errors.js';
 import type { BatchInput, ModelConfig } from '../repository/model-config.js';

@@ -17,7 +17,7 @@
  * outputs back per request and records statistics exactly as Triton accounts them.
  * @packageDocumentation
  */
-import type { PackedTensor } from '@tritonserver-ts/client/protocol';
+import type { PackedTensor } from '@tritonserver-ts/protocol';
 
 import type { ServerError } from '../core/errors.js';
 import type { InferenceHost } from '../core/inference-host.js';

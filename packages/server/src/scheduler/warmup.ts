@@ -23,7 +23,7 @@ import {
   type FixedSizeDatatype,
   type PackedTensor,
   type TensorData,
-} from '@tritonserver-ts/client/protocol';
+} from '@tritonserver-ts/protocol';
 
 import { ServerError } from '../core/errors.js';
 import { resolveInside } from '../repository/contained-path.js';

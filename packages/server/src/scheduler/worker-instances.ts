@@ -22,7 +22,7 @@
 import { statSync } from 'node:fs';
 import type { Worker } from 'node:worker_threads';
 
-import { BytesList, type FixedTensorData, type PackedTensor } from '@tritonserver-ts/client/protocol';
+import { BytesList, type FixedTensorData, type PackedTensor } from '@tritonserver-ts/protocol';
 
 import type { ModelDefinition } from '../repository/types.js';
 import {

@@ -3,12 +3,7 @@
  * @internal
  * @packageDocumentation
  */
-import {
-  BytesList,
-  type Datatype,
-  type FixedTensorData,
-  type PackedTensor,
-} from '@tritonserver-ts/client/protocol';
+import { BytesList, type Datatype, type FixedTensorData, type PackedTensor } from '@tritonserver-ts/protocol';
 
 /**
  * A tensor as it crosses between the threads: its data is always a typed array, so that its buffer

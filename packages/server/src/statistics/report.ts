@@ -1,13 +1,13 @@
 /**
  * The neutral statistics model: what the core answers a statistics request with, field for field
  * Triton's `inference.ModelStatistics` message, the one definition in
- * `@tritonserver-ts/client/protocol` (`statistics.ts`) that the client also returns, here with every
+ * `@tritonserver-ts/protocol` (`statistics.ts`) that the client also returns, here with every
  * 64-bit counter a `bigint`, so nothing is rounded. Each front end converts it to its
  * wire: `http/statistics-json.ts` writes the JSON text, `grpc/handlers/statistics.ts` builds the
  * protobuf message. Nothing here knows about either wire.
  * @packageDocumentation
  */
-import type * as Protocol from '@tritonserver-ts/client/protocol';
+import type * as Protocol from '@tritonserver-ts/protocol';
 import type { ModelStatisticsSnapshot } from './model-statistics.js';
 
 /** Triton's `StatisticDuration` (the shared protocol type with `bigint` counters). */

@@ -10,8 +10,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
-import type { Datatype } from '@tritonserver-ts/client/protocol';
-import { datatypeToModelConfig } from '@tritonserver-ts/client/protocol';
+import type { Datatype } from '@tritonserver-ts/protocol';
+import { datatypeToModelConfig } from '@tritonserver-ts/protocol';
 import type { OnnxElementType } from '@tritonserver-ts/onnx-builder';
 import { OnnxGraphBuilder } from '@tritonserver-ts/onnx-builder';
 

@@ -21,7 +21,7 @@ import { connect as netConnect } from 'node:net';
 
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
-import { encodeModelInferRequest } from '@tritonserver-ts/client/protocol/grpc';
+import { encodeModelInferRequest } from '@tritonserver-ts/protocol/grpc';
 
 import {
   MiB,

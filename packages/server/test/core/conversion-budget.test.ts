@@ -5,7 +5,7 @@
  * naming the flag; under it they run. The identity backend takes the buffer as it is, so the same
  * request to it is not counted. The in-flight share is taken and given back around the request.
  */
-import { BytesList, type PackedTensor } from '@tritonserver-ts/client/protocol';
+import { BytesList, type PackedTensor } from '@tritonserver-ts/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import {

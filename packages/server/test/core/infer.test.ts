@@ -3,7 +3,7 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { bytesToStrings, stringsToBytes, type BytesList } from '@tritonserver-ts/client/protocol';
+import { bytesToStrings, stringsToBytes, type BytesList } from '@tritonserver-ts/protocol';
 
 import { InferenceServer, ServerError } from '../../src/index.js';
 import { makeRepository } from '../helpers/server.js';

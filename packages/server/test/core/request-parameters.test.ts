@@ -11,7 +11,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import { Metadata } from '@grpc/grpc-js';
-import { encodeInferRequest } from '@tritonserver-ts/client/protocol';
+import { encodeInferRequest } from '@tritonserver-ts/protocol/http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { CliUsageError, parseArgs } from '../../src/cli-args.js';

@@ -11,7 +11,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { encodeInferRequest } from '@tritonserver-ts/client/protocol';
+import { encodeInferRequest } from '@tritonserver-ts/protocol/http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { GrpcTestClient } from '../grpc/helpers.js';

@@ -1,10 +1,10 @@
 /**
- * The trace and log settings are defined once, in `@tritonserver-ts/client/protocol`: the server's
+ * The trace and log settings are defined once, in `@tritonserver-ts/protocol`: the server's
  * `TraceSettings`, `LogSettings` and `LogSettingsUpdate` are those messages, and what the server
  * reports is what the client's received shapes promise.
  */
 import type * as Client from '@tritonserver-ts/client';
-import type * as Protocol from '@tritonserver-ts/client/protocol';
+import type * as Protocol from '@tritonserver-ts/protocol';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { DEFAULT_LOG_SETTINGS, type LogSettings, type LogSettingsUpdate } from '../../src/core/logging.js';
 import { DEFAULT_TRACE_SETTINGS, type TraceSettings } from '../../src/core/trace.js';

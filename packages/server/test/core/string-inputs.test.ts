@@ -5,7 +5,7 @@
  * gRPC INVALID_ARGUMENT) naming the input and the element, per request, before batching: the valid
  * requests batched with it are answered (a refusal at execution failed the whole batch with 500).
  */
-import type { ModelInferResponse } from '@tritonserver-ts/client/protocol/grpc';
+import type { ModelInferResponse } from '@tritonserver-ts/protocol/grpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { GrpcStatus, GrpcTestClient, grpcError, startGrpcTestServer } from '../grpc/helpers.js';

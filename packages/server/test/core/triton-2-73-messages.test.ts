@@ -5,7 +5,7 @@
  * `--http-max-input-size`. (JSON data shorter than its shape and a non-boolean `ready` are HTTP-only
  * and asserted in test/http/negative.test.ts and test/http/int64.test.ts.)
  */
-import { serializeByteTensor } from '@tritonserver-ts/client/protocol';
+import { serializeByteTensor } from '@tritonserver-ts/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { GrpcStatus, GrpcTestClient, grpcError, startGrpcTestServer } from '../grpc/helpers.js';

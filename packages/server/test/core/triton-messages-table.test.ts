@@ -45,7 +45,7 @@ function tsFiles(dir: string): string[] {
  * expanded where a template uses them (`${X}`), and quotes unescaped.
  */
 function sourceText(): string {
-  const dirs = [join(packageDir, 'src'), join(packageDir, '../client/src/protocol')];
+  const dirs = [join(packageDir, 'src'), join(packageDir, '../protocol/src')];
   return dirs
     .flatMap(tsFiles)
     .map((file) => {

@@ -9,7 +9,7 @@
 import { rm } from 'node:fs/promises';
 
 import { Metadata } from '@grpc/grpc-js';
-import type { ModelStreamInferResponse } from '@tritonserver-ts/client/protocol/grpc';
+import type { ModelStreamInferResponse } from '@tritonserver-ts/protocol/grpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { startServer, type RunningServer } from '../../src/index.js';

@@ -43,7 +43,7 @@ import {
   ModelStreamInferResponseSchema,
   SystemSharedMemoryRegisterRequestSchema,
   type ModelInferResponse,
-} from '@tritonserver-ts/client/protocol/grpc';
+} from '@tritonserver-ts/protocol/grpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { Random, makeTestRepository, startCli, type CliServer } from './helpers.js';

@@ -14,7 +14,7 @@ import { deflateSync, gzipSync } from 'node:zlib';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { encodeInferRequest } from '@tritonserver-ts/client/protocol';
+import { encodeInferRequest } from '@tritonserver-ts/protocol/http';
 
 import { Random, makeTestRepository, startCli, type CliServer } from './helpers.js';
 

@@ -9,7 +9,7 @@ import {
   ModelInferRequestSchema,
   encodeMessage,
   type ServerLiveResponse,
-} from '@tritonserver-ts/client/protocol/grpc';
+} from '@tritonserver-ts/protocol/grpc';
 import { Metadata } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 

@@ -7,7 +7,7 @@
  * decoupled models.
  */
 import { Metadata, status as GrpcStatus, type ClientDuplexStream, type ServiceError } from '@grpc/grpc-js';
-import type { ModelStreamInferResponse } from '@tritonserver-ts/client/protocol/grpc';
+import type { ModelStreamInferResponse } from '@tritonserver-ts/protocol/grpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { decoupledPythonModel } from '../../src/testing/index.js';

@@ -19,7 +19,7 @@ import type {
   ServerReadyResponse,
   SystemSharedMemoryStatusResponse,
   TraceSettingResponse,
-} from '@tritonserver-ts/client/protocol/grpc';
+} from '@tritonserver-ts/protocol/grpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { SERVER_EXTENSIONS, SERVER_VERSION } from '../../src/index.js';

@@ -16,7 +16,7 @@ import {
   serviceDefinition,
   type ModelInferRequest,
   type ModelStreamInferResponse,
-} from '@tritonserver-ts/client/protocol/grpc';
+} from '@tritonserver-ts/protocol/grpc';
 
 import type { StartServerOptions } from '../../src/index.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';

@@ -8,19 +8,19 @@
  */
 import {
   ModelInferRequestSchema,
-  create,
   decodeMessage,
   encodeMessage,
   toModelInferRequest,
   type ModelInferRequest,
-} from '@tritonserver-ts/client/protocol/grpc';
+} from '@tritonserver-ts/protocol/grpc';
+import { create } from '@tritonserver-ts/protocol/grpc';
 import {
   SEQUENCE_REQUEST,
   SIMPLE_INPUT0,
   SIMPLE_INPUT1,
   SIMPLE_REQUEST,
   TYPED_REQUEST,
-} from '@tritonserver-ts/client/testing';
+} from '@tritonserver-ts/protocol/testing';
 import { describe, expect, it } from 'vitest';
 
 import { ServerError } from '../../src/core/errors.js';

@@ -17,7 +17,7 @@ import {
   type Client,
   type ServiceError,
 } from '@grpc/grpc-js';
-import { serviceDefinition, type ServerLiveResponse } from '@tritonserver-ts/client/protocol/grpc';
+import { serviceDefinition, type ServerLiveResponse } from '@tritonserver-ts/protocol/grpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { startServer, GrpcStartError } from '../../src/index.js';

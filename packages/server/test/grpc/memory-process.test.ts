@@ -11,7 +11,7 @@ import { gzipSync } from 'node:zlib';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { encodeInferCall } from '@tritonserver-ts/client/protocol/grpc';
+import { encodeInferCall } from '@tritonserver-ts/protocol/grpc';
 
 import {
   MiB,

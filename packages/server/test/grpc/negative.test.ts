@@ -12,7 +12,7 @@ import {
   type ModelInferResponse,
   type ModelStreamInferResponse,
   type ServerLiveResponse,
-} from '@tritonserver-ts/client/protocol/grpc';
+} from '@tritonserver-ts/protocol/grpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { startServer, type RunningServer } from '../../src/index.js';

@@ -4,13 +4,13 @@
  * (compared field by field with `decodeMessage` on the same bytes), including messages whose
  * `contents` records repeat or interleave, unknown fields, and bytes that are not a message.
  */
-import { deserializeBytesTensor, serializeByteTensor } from '@tritonserver-ts/client/protocol';
+import { deserializeBytesTensor, serializeByteTensor } from '@tritonserver-ts/protocol';
 import {
   ModelInferRequestSchema,
   decodeMessage,
   encodeMessage,
   type ModelInferRequest,
-} from '@tritonserver-ts/client/protocol/grpc';
+} from '@tritonserver-ts/protocol/grpc';
 import { describe, expect, it } from 'vitest';
 
 import { decodeGrpcInferRequest } from '../../src/grpc/infer-request.js';

@@ -8,7 +8,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { PROTO_DIR, PROTO_FILES } from '@tritonserver-ts/client/protocol/grpc';
+import { PROTO_DIR, PROTO_FILES } from '@tritonserver-ts/protocol/grpc';
 
 /** The interpreter with grpcio (Debian's), not the `python3` on PATH. */
 export const PYTHON = '/usr/bin/python3';

@@ -10,8 +10,8 @@ import {
   decodeMessage,
   encodeMessage,
   serviceDefinition,
-  type MessageInitShape,
-} from '@tritonserver-ts/client/protocol/grpc';
+} from '@tritonserver-ts/protocol/grpc';
+import { type MessageInitShape } from '@tritonserver-ts/protocol/grpc';
 import { describe, expect, it } from 'vitest';
 
 import { packedBytesContents } from '../../src/grpc/packed-request.js';

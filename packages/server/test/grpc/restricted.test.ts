@@ -10,7 +10,7 @@ import type {
   ModelStreamInferResponse,
   RepositoryIndexResponse,
   ServerLiveResponse,
-} from '@tritonserver-ts/client/protocol/grpc';
+} from '@tritonserver-ts/protocol/grpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { CliUsageError, parseArgs } from '../../src/cli-args.js';

@@ -9,7 +9,7 @@ import type {
   InferParameter,
   ModelInferResponse,
   SystemSharedMemoryStatusResponse,
-} from '@tritonserver-ts/client/protocol/grpc';
+} from '@tritonserver-ts/protocol/grpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { TestServer } from '../helpers/server.js';

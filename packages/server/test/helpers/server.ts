@@ -9,9 +9,9 @@ import {
   decodeInferResponse,
   encodeInferRequest,
   type DecodedInferResponse,
-  type InferInput,
   type InferRequestOptions,
-} from '@tritonserver-ts/client/protocol';
+} from '@tritonserver-ts/protocol/http';
+import { type InferInput } from '@tritonserver-ts/protocol';
 
 import { startServer, type RunningServer, type StartServerOptions } from '../../src/index.js';
 import { writeTestModelRepository } from '../../src/testing/index.js';

@@ -10,7 +10,8 @@ import { gzipSync } from 'node:zlib';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { decodeInferResponse, encodeInferRequest, pooledCapacityFor } from '@tritonserver-ts/client/protocol';
+import { decodeInferResponse, encodeInferRequest } from '@tritonserver-ts/protocol/http';
+import { pooledCapacityFor } from '@tritonserver-ts/protocol';
 
 import { InferenceServer } from '../../src/core/server.js';
 import { BodyPool, POOLED_BODY_MAX_BYTES, POOLED_BODY_MIN_BYTES } from '../../src/http/body-pool.js';

@@ -11,7 +11,7 @@ import { gzipSync } from 'node:zlib';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { decodeInferResponse } from '@tritonserver-ts/client/protocol';
+import { decodeInferResponse } from '@tritonserver-ts/protocol/http';
 
 import { get, startTestServer, type TestServer } from '../helpers/server.js';
 

@@ -3,7 +3,7 @@ import { connect } from 'node:net';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { decodeInferResponse } from '@tritonserver-ts/client/protocol';
+import { decodeInferResponse } from '@tritonserver-ts/protocol/http';
 
 import { startTestServer, type TestServer } from '../helpers/server.js';
 

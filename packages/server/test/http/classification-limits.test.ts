@@ -1,7 +1,7 @@
 /** Classification requests Triton refuses with 400: a BYTES output, and an output over 1,000,000 elements. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { encodeInferRequest } from '@tritonserver-ts/client/protocol';
+import { encodeInferRequest } from '@tritonserver-ts/protocol/http';
 
 import { post, startTestServer, type TestServer } from '../helpers/server.js';
 

@@ -3,7 +3,8 @@ import { gunzipSync, gzipSync, inflateSync, deflateSync } from 'node:zlib';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { bytesToStrings, decodeInferResponse, float32ArrayToFp16 } from '@tritonserver-ts/client/protocol';
+import { bytesToStrings, float32ArrayToFp16 } from '@tritonserver-ts/protocol';
+import { decodeInferResponse } from '@tritonserver-ts/protocol/http';
 
 import { CLASSIFIER_LABELS } from '../../src/testing/index.js';
 import { get, infer, post, startTestServer, type TestServer } from '../helpers/server.js';

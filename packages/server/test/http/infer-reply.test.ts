@@ -7,7 +7,8 @@
  */
 import { describe, expect, it } from 'vitest';
 
-import { BytesList, encodeInferResponse, type PackedTensor } from '@tritonserver-ts/client/protocol';
+import { BytesList, type PackedTensor } from '@tritonserver-ts/protocol';
+import { encodeInferResponse } from '@tritonserver-ts/protocol/http';
 
 import type { CoreInferResponse } from '../../src/core/types.js';
 import { toInferReply } from '../../src/http/infer-adapter.js';

@@ -10,7 +10,7 @@ import { gzipSync } from 'node:zlib';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { encodeInferRequest } from '@tritonserver-ts/client/protocol';
+import { encodeInferRequest } from '@tritonserver-ts/protocol/http';
 
 import {
   MiB,

@@ -14,7 +14,7 @@ import { gzipSync } from 'node:zlib';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { encodeInferRequest } from '@tritonserver-ts/client/protocol';
+import { encodeInferRequest } from '@tritonserver-ts/protocol/http';
 
 import { InferenceServer } from '../../src/core/server.js';
 import { startHttpServer, type HttpServerHandle } from '../../src/http/server.js';

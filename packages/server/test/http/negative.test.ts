@@ -4,7 +4,7 @@ import { gzipSync } from 'node:zlib';
 
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
-import { decodeInferResponse, encodeInferRequest } from '@tritonserver-ts/client/protocol';
+import { decodeInferResponse, encodeInferRequest } from '@tritonserver-ts/protocol/http';
 
 import { get, post, startTestServer, type TestServer } from '../helpers/server.js';
 

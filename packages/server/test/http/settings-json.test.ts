@@ -1,10 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
-import {
-  LogSettingsRequestSchema,
-  TraceSettingRequestSchema,
-  create,
-} from '@tritonserver-ts/client/protocol/grpc';
+import { LogSettingsRequestSchema, TraceSettingRequestSchema } from '@tritonserver-ts/protocol/grpc';
+import { create } from '@tritonserver-ts/protocol/grpc';
 
 import { Logger } from '../../src/core/logging.js';
 import { logUpdateFromGrpc, traceUpdateFromGrpc } from '../../src/grpc/handlers/settings.js';

@@ -2,7 +2,7 @@ import { readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { encodeInferRequest } from '@tritonserver-ts/client/protocol';
+import { encodeInferRequest } from '@tritonserver-ts/protocol/http';
 
 import { get, post, startTestServer, type TestServer } from '../helpers/server.js';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import type { InferInput } from '@tritonserver-ts/client/protocol';
+import type { InferInput } from '@tritonserver-ts/protocol';
 
 import { infer, startTestServer, type TestServer } from '../helpers/server.js';
 

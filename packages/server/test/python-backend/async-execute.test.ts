@@ -5,7 +5,7 @@
  * open fail instead of waiting forever; the loop keeps running between calls (tasks a model started
  * go on); a non-decoupled coroutine's responses are returned, several requests per call.
  */
-import type { ModelStreamInferResponse } from '@tritonserver-ts/client/protocol/grpc';
+import type { ModelStreamInferResponse } from '@tritonserver-ts/protocol/grpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { GeneratedPythonModel } from '../../src/testing/index.js';

@@ -1,4 +1,4 @@
-import type { ModelInferResponse } from '@tritonserver-ts/client/protocol/grpc';
+import type { ModelInferResponse } from '@tritonserver-ts/protocol/grpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { CoreStreamResponse } from '../../src/core/types.js';

@@ -1,4 +1,4 @@
-import type { BytesList } from '@tritonserver-ts/client/protocol';
+import type { BytesList } from '@tritonserver-ts/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import {

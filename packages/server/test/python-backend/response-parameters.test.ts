@@ -5,7 +5,7 @@
  * and a BLS caller reads them with `response.parameters()`. Keys and values Triton refuses are
  * refused with its messages.
  */
-import type { InferParameter, ModelInferResponse } from '@tritonserver-ts/client/protocol/grpc';
+import type { InferParameter, ModelInferResponse } from '@tritonserver-ts/protocol/grpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { GeneratedPythonModel } from '../../src/testing/index.js';

@@ -5,7 +5,7 @@
  * several in one `execute`. Over a gRPC stream (every case), and over HTTP and gRPC `ModelInfer`
  * for the non-decoupled ones. A case that hangs fails on its stream's deadline.
  */
-import type { ModelStreamInferResponse } from '@tritonserver-ts/client/protocol/grpc';
+import type { ModelStreamInferResponse } from '@tritonserver-ts/protocol/grpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { responseSenderPythonModel } from '../../src/testing/index.js';

@@ -2,7 +2,7 @@ import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { BytesList } from '@tritonserver-ts/client/protocol';
+import { BytesList } from '@tritonserver-ts/protocol';
 import { describe, expect, it } from 'vitest';
 
 import { CliUsageError, parseArgs } from '../../src/cli-args.js';

@@ -1,10 +1,10 @@
 /**
- * The model config is defined once, in `@tritonserver-ts/client/protocol`: the server's typed
+ * The model config is defined once, in `@tritonserver-ts/protocol`: the server's typed
  * `ModelConfig` is that message, and the JSON the server answers `GET …/config` with has the shape
  * the client's `ReceivedModelConfig` promises (the int64 fields Triton prints as strings are
  * strings, the ones it prints as numbers are numbers).
  */
-import type * as Protocol from '@tritonserver-ts/client/protocol';
+import type * as Protocol from '@tritonserver-ts/protocol';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { createModelConfig, modelConfigToJson } from '../../src/repository/model-config-io.js';
 import type { ModelConfig, ModelInstanceGroup } from '../../src/repository/model-config.js';

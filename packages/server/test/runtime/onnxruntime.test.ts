@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { BytesList, type Datatype, type PackedTensor } from '@tritonserver-ts/client/protocol';
+import { BytesList, type Datatype, type PackedTensor } from '@tritonserver-ts/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { ModelDefinition, ResolveModelOptions } from '../../src/repository/index.js';

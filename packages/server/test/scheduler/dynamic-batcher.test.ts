@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
-import { BytesList, type PackedTensor } from '@tritonserver-ts/client/protocol';
+import { BytesList, type PackedTensor } from '@tritonserver-ts/protocol';
 
 import type { ModelDynamicBatching } from '../../src/repository/model-config.js';
 import { createDynamicBatcher } from '../../src/scheduler/dynamic-batcher.js';

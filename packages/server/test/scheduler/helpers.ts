@@ -2,7 +2,7 @@
  * Test doubles: a model instance whose executions finish only when the test releases them, and
  * request builders. Nothing here sleeps; tests assert orderings and counts.
  */
-import type { PackedTensor } from '@tritonserver-ts/client/protocol';
+import type { PackedTensor } from '@tritonserver-ts/protocol';
 
 import type {
   ModelConfig,

@@ -10,7 +10,7 @@ import path from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { BytesList, type PackedTensor } from '@tritonserver-ts/client/protocol';
+import { BytesList, type PackedTensor } from '@tritonserver-ts/protocol';
 
 import { listRepositoryModels, resolveModel } from '../../src/repository/index.js';
 import type { ModelInstanceGroup } from '../../src/repository/model-config.js';

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import type { PackedTensor } from '@tritonserver-ts/client/protocol';
+import type { PackedTensor } from '@tritonserver-ts/protocol';
 
 import type { BatchInput } from '../../src/repository/model-config.js';
 import { batchInputTensor, scatteredShape } from '../../src/runtime/batch-io.js';

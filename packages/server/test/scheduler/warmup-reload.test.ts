@@ -4,7 +4,7 @@ import path from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import type { BytesList, PackedTensor } from '@tritonserver-ts/client/protocol';
+import type { BytesList, PackedTensor } from '@tritonserver-ts/protocol';
 
 import type { ModelWarmup } from '../../src/repository/model-config.js';
 import type { ExecutionResult, ModelInstance } from '../../src/runtime/types.js';

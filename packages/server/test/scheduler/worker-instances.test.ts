@@ -4,7 +4,7 @@ import path from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import type { PackedTensor } from '@tritonserver-ts/client/protocol';
+import type { PackedTensor } from '@tritonserver-ts/protocol';
 
 import { listRepositoryModels, resolveModel } from '../../src/repository/index.js';
 import type { ModelInstanceGroup } from '../../src/repository/model-config.js';

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { Metadata, status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
 import { TritonClient, TritonServerError } from '@tritonserver-ts/client';
 import { createGrpcClient } from '@tritonserver-ts/client/grpc';
-import type { ModelStreamInferResponse } from '@tritonserver-ts/client/protocol/grpc';
+import type { ModelStreamInferResponse } from '@tritonserver-ts/protocol/grpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { ECHO_MAX_CHARACTERS, ERROR_MESSAGE_MAX_BYTES } from '../../src/core/echo.js';

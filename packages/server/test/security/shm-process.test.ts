@@ -14,11 +14,8 @@ import { closeSync, ftruncateSync, openSync, readFileSync, rmSync, writeFileSync
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 
-import {
-  encodeInferRequest,
-  type InferInput,
-  type InferRequestOptions,
-} from '@tritonserver-ts/client/protocol';
+import { encodeInferRequest, type InferRequestOptions } from '@tritonserver-ts/protocol/http';
+import { type InferInput } from '@tritonserver-ts/protocol';
 import { Metadata, type ServiceError } from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 

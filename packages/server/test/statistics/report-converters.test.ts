@@ -1,8 +1,4 @@
-import {
-  decodeMessage,
-  encodeMessage,
-  ModelStatisticsResponseSchema,
-} from '@tritonserver-ts/client/protocol/grpc';
+import { decodeMessage, encodeMessage, ModelStatisticsResponseSchema } from '@tritonserver-ts/protocol/grpc';
 import { describe, expect, it } from 'vitest';
 
 import { statisticsResponse } from '../../src/grpc/handlers/statistics.js';

@@ -17,7 +17,7 @@ import {
   type ServerLiveResponse,
   type ServerReadyRequest,
   type ServerReadyResponse,
-} from '@tritonserver-ts/client/protocol/grpc';
+} from '@tritonserver-ts/protocol/grpc';
 
 import { parseVersion } from '../../core/model-manager.js';
 import { message } from '../messages.js';

@@ -5,7 +5,7 @@
  * @packageDocumentation
  */
 import type { Metadata } from '@grpc/grpc-js';
-import type { ModelInferRequest, ModelInferResponse } from '@tritonserver-ts/client/protocol/grpc';
+import type { ModelInferRequest, ModelInferResponse } from '@tritonserver-ts/protocol/grpc';
 
 import { unsupported } from '../../core/errors.js';
 import { forwardHeaders } from '../../core/header-forward.js';

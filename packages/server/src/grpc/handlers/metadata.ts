@@ -4,8 +4,8 @@
  * @packageDocumentation
  */
 
+import { fromJson } from '@tritonserver-ts/protocol/grpc';
 import {
-  fromJson,
   ModelConfigResponseSchema,
   ModelConfigSchema,
   ModelMetadataResponseSchema,
@@ -16,7 +16,7 @@ import {
   type ModelMetadataResponse,
   type ServerMetadataRequest,
   type ServerMetadataResponse,
-} from '@tritonserver-ts/client/protocol/grpc';
+} from '@tritonserver-ts/protocol/grpc';
 
 import { internal } from '../../core/errors.js';
 import { message } from '../messages.js';

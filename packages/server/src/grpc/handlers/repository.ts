@@ -15,7 +15,7 @@ import {
   type RepositoryModelLoadResponse,
   type RepositoryModelUnloadRequest,
   type RepositoryModelUnloadResponse,
-} from '@tritonserver-ts/client/protocol/grpc';
+} from '@tritonserver-ts/protocol/grpc';
 
 import { echo } from '../../core/echo.js';
 import { invalidArg, unsupported } from '../../core/errors.js';

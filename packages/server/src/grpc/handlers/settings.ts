@@ -11,7 +11,7 @@ import {
   type LogSettingsResponse,
   type TraceSettingRequest,
   type TraceSettingResponse,
-} from '@tritonserver-ts/client/protocol/grpc';
+} from '@tritonserver-ts/protocol/grpc';
 
 import { echo } from '../../core/echo.js';
 import { invalidArg, unsupported } from '../../core/errors.js';

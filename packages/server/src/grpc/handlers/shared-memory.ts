@@ -23,7 +23,7 @@ import {
   type SystemSharedMemoryStatusResponse,
   type SystemSharedMemoryUnregisterRequest,
   type SystemSharedMemoryUnregisterResponse,
-} from '@tritonserver-ts/client/protocol/grpc';
+} from '@tritonserver-ts/protocol/grpc';
 
 import { message } from '../messages.js';
 import type { UnaryHandler } from './types.js';

@@ -7,11 +7,11 @@
 import {
   ModelStatisticsResponseSchema,
   type InferResponseStatisticsSchema,
-  type MessageInitShape,
   type ModelStatisticsRequest,
   type ModelStatisticsSchema,
   type ModelStatisticsResponse,
-} from '@tritonserver-ts/client/protocol/grpc';
+} from '@tritonserver-ts/protocol/grpc';
+import { type MessageInitShape } from '@tritonserver-ts/protocol/grpc';
 
 import type {
   InferResponseStatistics,

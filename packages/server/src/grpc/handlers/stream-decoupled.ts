@@ -13,7 +13,7 @@ import {
   ModelStreamInferResponseSchema,
   type ModelInferRequest,
   type ModelStreamInferResponse,
-} from '@tritonserver-ts/client/protocol/grpc';
+} from '@tritonserver-ts/protocol/grpc';
 
 import { capErrorMessage } from '../../core/echo.js';
 import { toServerError, type ServerError } from '../../core/errors.js';

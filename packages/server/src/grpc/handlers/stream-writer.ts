@@ -9,7 +9,7 @@
 import { once } from 'node:events';
 
 import type { ServerDuplexStream } from '@grpc/grpc-js';
-import type { ModelInferRequest, ModelStreamInferResponse } from '@tritonserver-ts/client/protocol/grpc';
+import type { ModelInferRequest, ModelStreamInferResponse } from '@tritonserver-ts/protocol/grpc';
 
 /** Serialises the writes of one stream (see the module comment). */
 export class StreamWriter {

@@ -23,7 +23,7 @@ import {
   ModelStreamInferResponseSchema,
   type ModelInferRequest,
   type ModelStreamInferResponse,
-} from '@tritonserver-ts/client/protocol/grpc';
+} from '@tritonserver-ts/protocol/grpc';
 
 import { capErrorMessage } from '../../core/echo.js';
 import { ServerError, toServerError } from '../../core/errors.js';

@@ -12,7 +12,7 @@ import {
   tensorDataFromBytes,
   tensorDataToBytes,
   type PackedTensor,
-} from '@tritonserver-ts/client/protocol';
+} from '@tritonserver-ts/protocol';
 
 /** A tensor as a frame header references it. */
 export interface TensorRef {

@@ -11,7 +11,7 @@
  */
 import { dirname } from 'node:path';
 
-import { datatypeFromModelConfig, type PackedTensor } from '@tritonserver-ts/client/protocol';
+import { datatypeFromModelConfig, type PackedTensor } from '@tritonserver-ts/protocol';
 
 import { ServerError, type ServerErrorKind } from '../../core/errors.js';
 import type { InferenceHost } from '../../core/inference-host.js';
