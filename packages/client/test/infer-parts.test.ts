@@ -103,7 +103,7 @@ describe('encodeInferRequestBody (the HTTP transport: parts from PARTS_MIN_TAIL_
       { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], data },
     ];
     for (const inputs of [simple, input(PARTS_MIN_TAIL_BYTES / 4 - 1)]) {
-      const encoded = encodeInferRequestBody(inputs, {}, PARTS_MIN_TAIL_BYTES);
+      const encoded = encodeInferRequestBody(inputs, {}, {}, PARTS_MIN_TAIL_BYTES);
       expect('body' in encoded).toBe(true);
       expect(encoded).not.toHaveProperty('parts');
       const one = encodeInferRequest(inputs);
@@ -114,7 +114,7 @@ describe('encodeInferRequestBody (the HTTP transport: parts from PARTS_MIN_TAIL_
   it('gives parts at and over the threshold, with the same bytes', () => {
     for (const elements of [PARTS_MIN_TAIL_BYTES / 4, PARTS_MIN_TAIL_BYTES / 4 + 1, 3 * 224 * 224]) {
       const inputs = input(elements);
-      const encoded = encodeInferRequestBody(inputs, {}, PARTS_MIN_TAIL_BYTES);
+      const encoded = encodeInferRequestBody(inputs, {}, {}, PARTS_MIN_TAIL_BYTES);
       expect('parts' in encoded).toBe(true);
       const { parts, byteLength } = encoded as { parts: readonly Uint8Array[]; byteLength: number };
       const one = encodeInferRequest(inputs);
@@ -129,6 +129,6 @@ describe('encodeInferRequestBody (the HTTP transport: parts from PARTS_MIN_TAIL_
       { name: 'A', datatype: 'FP32', shape: [half], data: fp32(half) },
       { name: 'B', datatype: 'FP32', shape: [half], data: fp32(half) },
     ];
-    expect('parts' in encodeInferRequestBody(inputs, {}, PARTS_MIN_TAIL_BYTES)).toBe(true);
+    expect('parts' in encodeInferRequestBody(inputs, {}, {}, PARTS_MIN_TAIL_BYTES)).toBe(true);
   });
 });

@@ -28,13 +28,8 @@ import {
 import type { QueryParams } from '../query-params.js';
 import { parseRetryAfter } from '../retry.js';
 import { compressBody, decompressBody } from '@tritonserver-ts/protocol';
-import {
-  encodeInferRequest,
-  encodeInferRequestBody,
-  encodeRawBinaryRequest,
-} from '@tritonserver-ts/protocol/http';
+import { encodeInferRequestBody, encodeRawBinaryRequest } from '@tritonserver-ts/protocol/http';
 import { inferResponseFromHttp } from '@tritonserver-ts/protocol/http';
-import { httpRequestOptions } from '@tritonserver-ts/protocol/http';
 import { type InferResponse } from '@tritonserver-ts/protocol';
 import { parseJson, stringifyJson } from '@tritonserver-ts/protocol/http';
 import { INFERENCE_HEADER_CONTENT_LENGTH } from '@tritonserver-ts/protocol/http';
@@ -378,12 +373,10 @@ export class HttpTransport implements Transport {
       const first = call.inputs[0];
       if (call.http.rawBinaryRequest === true && first?.data !== undefined) {
         encoded = encodeRawBinaryRequest(first.datatype, first.data);
-      } else if (call.requestCompression !== undefined) {
-        // Compression needs the whole body in one buffer.
-        encoded = encodeInferRequest(call.inputs, httpRequestOptions(call.request, call.http));
       } else {
-        const options = httpRequestOptions(call.request, call.http);
-        encoded = encodeInferRequestBody(call.inputs, options, PARTS_MIN_TAIL_BYTES);
+        // Compression needs the whole body in one buffer.
+        const partsFrom = call.requestCompression === undefined ? PARTS_MIN_TAIL_BYTES : Infinity;
+        encoded = encodeInferRequestBody(call.inputs, call.request, call.http, partsFrom);
       }
     } catch (error) {
       throw invalidArgument(error);

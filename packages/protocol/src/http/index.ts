@@ -12,5 +12,10 @@ export * from './json-data.js';
 export { parseHeaderLength } from './shared.js';
 export * from './infer-request.js';
 export * from './infer-response.js';
-export * from './hints.js';
+export {
+  splitRequestOptions,
+  type HttpInferHints,
+  type InferRequestOptions,
+  type InferRequestedOutput,
+} from './hints.js';
 export * from './config-int64.js';

@@ -4,6 +4,7 @@
  * @packageDocumentation
  */
 import type { InferInput, NeutralRequestOptions, NeutralRequestedOutput } from '../message.js';
+import { httpHintsOf, type HttpInferHints, type InferRequestOptions } from './hints.js';
 import { BytesList } from '../bytes-list.js';
 import { DATATYPE_BYTE_SIZE, isDatatype, type Datatype, type TensorData } from '../datatypes.js';
 import { ProtocolError } from '../errors.js';
@@ -30,23 +31,6 @@ import { TRITON_JSON } from './triton-json.js';
 import { elementCount } from '../tensor.js';
 import { isReservedParameter, type Parameters } from '../parameters.js';
 import { type InferInputJson, type InferRequestJson, type InferRequestedOutputJson } from './wire.js';
-
-/** An output to request over HTTP: the neutral request with where to put it (binary tail or JSON). */
-export interface InferRequestedOutput extends NeutralRequestedOutput {
-  /** Receive in the binary tail (default `true`, like the Python client) or as JSON. */
-  readonly binaryData?: boolean;
-}
-
-/** Request-level options of {@link encodeInferRequest}: the neutral options with the HTTP-only ones. */
-export interface InferRequestOptions extends Omit<NeutralRequestOptions, 'outputs'> {
-  /** Outputs to return; when omitted, all outputs come back (binary unless `binaryDataOutput: false`). */
-  readonly outputs?: readonly InferRequestedOutput[];
-  /**
-   * Request parameter `binary_data_output`. Default: `true` when `outputs` is omitted (as the
-   * Python client does), not sent otherwise.
-   */
-  readonly binaryDataOutput?: boolean;
-}
 
 /**
  * An HTTP body as parts to write in order, without joining them: the JSON header, then the bytes of
@@ -123,7 +107,7 @@ function encodeInput(input: InferInput, defaultBinary: boolean, tail: Uint8Array
   return json;
 }
 
-function encodeOutput(output: InferRequestedOutput, defaultBinary: boolean): InferRequestedOutputJson {
+function encodeOutput(output: NeutralRequestedOutput, binary: boolean): InferRequestedOutputJson {
   const params: Parameters = { ...output.parameters };
   if (output.classCount !== undefined && output.classCount !== 0) {
     if (output.sharedMemory !== undefined) {
@@ -138,7 +122,7 @@ function encodeOutput(output: InferRequestedOutput, defaultBinary: boolean): Inf
     params.binary_data = false;
     writeSharedMemory(params, output.sharedMemory);
   } else {
-    params.binary_data = output.binaryData ?? defaultBinary;
+    params.binary_data = binary;
   }
   return { name: output.name, parameters: params };
 }
@@ -157,7 +141,8 @@ function plainShape(shape: readonly number[]): boolean {
  */
 function encodeCommonRequest(
   inputs: readonly InferInput[],
-  options: InferRequestOptions,
+  options: NeutralRequestOptions,
+  hints: HttpInferHints,
 ): BodyPieces | undefined {
   if (
     (options.requestId !== undefined && options.requestId !== '') ||
@@ -166,7 +151,7 @@ function encodeCommonRequest(
     options.timeout !== undefined ||
     (options.outputs !== undefined && options.outputs.length > 0) ||
     options.parameters !== undefined ||
-    options.binaryDataOutput === false ||
+    hints.binaryDataOutput === false ||
     options.binaryData === false
   ) {
     return undefined;
@@ -282,7 +267,7 @@ export function encodeInferRequest(
   inputs: readonly InferInput[],
   options: InferRequestOptions = {},
 ): EncodedBody<InferRequestJson> {
-  return joinPieces(encodePieces(inputs, options));
+  return joinPieces(encodePieces(inputs, options, httpHintsOf(options)));
 }
 
 /**
@@ -297,28 +282,36 @@ export function encodeInferRequestParts(
   inputs: readonly InferInput[],
   options: InferRequestOptions = {},
 ): EncodedBodyParts<InferRequestJson> {
-  return partsOf(encodePieces(inputs, options));
+  return partsOf(encodePieces(inputs, options, httpHintsOf(options)));
 }
 
 /**
- * The body of an HTTP transport's request: parts ({@link encodeInferRequestParts}) when the binary
- * tail has at least `partsFromTailBytes` bytes, else one buffer ({@link encodeInferRequest}).
+ * The body of an HTTP transport's request, from the neutral request options and the HTTP hints
+ * side by side (the outputs' `binaryData` is read from `hints` only): parts
+ * ({@link encodeInferRequestParts}) when the binary tail has at least `partsFromTailBytes` bytes,
+ * else one buffer ({@link encodeInferRequest}); pass `Infinity` for one buffer always. The bytes
+ * are those {@link encodeInferRequest} gives for the options the two describe.
  * @internal Used by the HTTP transport; not part of the supported API.
  * @throws ProtocolError as {@link encodeInferRequest}.
  */
 export function encodeInferRequestBody(
   inputs: readonly InferInput[],
-  options: InferRequestOptions,
+  request: NeutralRequestOptions,
+  hints: HttpInferHints,
   partsFromTailBytes: number,
 ): EncodedBody<InferRequestJson> | EncodedBodyParts<InferRequestJson> {
-  const pieces = encodePieces(inputs, options);
+  const pieces = encodePieces(inputs, request, hints);
   return pieces.tail.length > 0 && pieces.tailLength >= partsFromTailBytes
     ? partsOf(pieces)
     : joinPieces(pieces);
 }
 
-function encodePieces(inputs: readonly InferInput[], options: InferRequestOptions): BodyPieces {
-  const common = encodeCommonRequest(inputs, options);
+function encodePieces(
+  inputs: readonly InferInput[],
+  options: NeutralRequestOptions,
+  hints: HttpInferHints,
+): BodyPieces {
+  const common = encodeCommonRequest(inputs, options, hints);
   if (common !== undefined) return common;
   // Built key by key so the JSON key order matches the Python client.
   const json = {} as InferRequestJson;
@@ -338,10 +331,11 @@ function encodePieces(inputs: readonly InferInput[], options: InferRequestOption
   const defaultBinary = options.binaryData ?? true;
   json.inputs = inputs.map((input) => encodeInput(input, defaultBinary, tail));
   if (options.outputs !== undefined && options.outputs.length > 0) {
-    const outputBinary = options.binaryDataOutput ?? true;
-    json.outputs = options.outputs.map((o) => encodeOutput(o, outputBinary));
-    if (options.binaryDataOutput !== undefined) parameters.binary_data_output = options.binaryDataOutput;
-  } else if (options.binaryDataOutput ?? true) {
+    const outputBinary = hints.binaryDataOutput ?? true;
+    const binary = hints.outputBinaryData;
+    json.outputs = options.outputs.map((o, i) => encodeOutput(o, binary?.[i] ?? outputBinary));
+    if (hints.binaryDataOutput !== undefined) parameters.binary_data_output = hints.binaryDataOutput;
+  } else if (hints.binaryDataOutput ?? true) {
     parameters.binary_data_output = true;
   }
   if (options.parameters !== undefined) {

@@ -2,12 +2,12 @@ import { describe, expect, it } from 'vitest';
 import {
   decodeInferRequest,
   encodeInferRequest,
+  encodeInferRequestBody,
   encodeRawBinaryRequest,
   outputWantsBinary,
-  type InferRequestOptions,
 } from '../../src/http/infer-request.js';
 import { decodeInferResponse, encodeInferResponse } from '../../src/http/infer-response.js';
-import { httpRequestOptions, splitRequestOptions } from '../../src/http/hints.js';
+import { splitRequestOptions, type InferRequestOptions } from '../../src/http/hints.js';
 import { ProtocolError, type InferInput, type ProtocolErrorCode } from '../../src/index.js';
 
 const utf8 = (s: string) => new TextEncoder().encode(s);
@@ -457,19 +457,30 @@ describe('response codec', () => {
 
 describe('neutral request options and HTTP hints', () => {
   const inputs: InferInput[] = [{ name: 'X', datatype: 'INT32', shape: [2], data: [1, 2] }];
-  it('split and joined again, they encode the same HTTP body as the user options', () => {
+  it('split, the encoder takes them side by side and gives the bytes of the user options', () => {
     const cases: InferRequestOptions[] = [
       {},
       { binaryDataOutput: false },
+      { outputs: [{ name: 'A' }, { name: 'B' }] },
       { requestId: 'r', outputs: [{ name: 'A' }, { name: 'B', binaryData: false, classCount: 2 }] },
       { outputs: [{ name: 'A', binaryData: true }], binaryDataOutput: false, binaryData: false, priority: 1 },
+      { outputs: [{ name: 'A', binaryData: false }, { name: 'B' }], binaryDataOutput: true },
     ];
     for (const options of cases) {
       const { request, http } = splitRequestOptions(options);
       expect('binaryDataOutput' in request).toBe(false);
       expect(request.outputs?.some((o) => 'binaryData' in o) ?? false).toBe(false);
-      const joined = encodeInferRequest(inputs, httpRequestOptions(request, http));
-      expect(joined.json).toEqual(encodeInferRequest(inputs, options).json);
+      const split = encodeInferRequestBody(inputs, request, http, Infinity);
+      const whole = encodeInferRequest(inputs, options);
+      expect('body' in split).toBe(true);
+      expect(Buffer.from((split as { body: Uint8Array }).body).equals(Buffer.from(whole.body))).toBe(true);
+      expect(split.headerLength).toBe(whole.headerLength);
     }
+  });
+
+  it('the hints alone decide binary_data: a neutral output is not read for it', () => {
+    const request = { outputs: [{ name: 'A', binaryData: false } as { name: string }] };
+    const encoded = encodeInferRequestBody(inputs, request, {}, Infinity);
+    expect(encoded.json.outputs?.[0]?.parameters).toEqual({ binary_data: true });
   });
 });

@@ -1,7 +1,7 @@
 /** The protobuf ↔ codec converters: refusals, edge cases and views (no oracle needed). */
 import { describe, expect, it } from 'vitest';
 import { ProtocolError } from '../../src/errors.js';
-import type { InferRequestOptions } from '../../src/http/infer-request.js';
+import type { InferRequestOptions } from '../../src/http/hints.js';
 import {
   ModelInferResponseSchema,
   create,
