@@ -82,18 +82,3 @@ export function tensorDataFromBytes<D extends Datatype>(
   const aligned = bytes.byteOffset % size === 0 ? bytes : new Uint8Array(bytes);
   return new Ctor(aligned.buffer, aligned.byteOffset, aligned.byteLength / size) as TensorData<D>;
 }
-
-/** Byte size of the raw form of tensor data (BYTES: including the length prefixes). */
-export function rawByteSize(
-  datatype: Datatype,
-  data: TensorData | BytesList | readonly BytesElement[],
-): number {
-  if (BytesList.isBytesList(data)) return data.byteLength;
-  if (datatype === 'BYTES' || Array.isArray(data)) {
-    let n = 0;
-    for (const e of data as readonly BytesElement[])
-      n += 4 + (typeof e === 'string' ? Buffer.byteLength(e) : e.byteLength);
-    return n;
-  }
-  return (data as Exclude<TensorData, Uint8Array[]>).byteLength;
-}

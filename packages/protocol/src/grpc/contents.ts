@@ -158,18 +158,3 @@ export function fromTensorContents<D extends Datatype>(
   }
   return out as TensorData<D>;
 }
-
-/** True when any list of `contents` holds a value. */
-export function hasTensorContents(contents: InferTensorContents | undefined): boolean {
-  if (contents === undefined) return false;
-  return (
-    contents.boolContents.length > 0 ||
-    contents.intContents.length > 0 ||
-    contents.int64Contents.length > 0 ||
-    contents.uintContents.length > 0 ||
-    contents.uint64Contents.length > 0 ||
-    contents.fp32Contents.length > 0 ||
-    contents.fp64Contents.length > 0 ||
-    contents.bytesContents.length > 0
-  );
-}

@@ -1,54 +1,19 @@
 /**
- * `ModelInferResponse` in both directions: {@link toModelInferResponse} (server) builds it from the
- * codec's response message as Triton's gRPC front end answers (every output raw);
- * {@link fromModelInferResponse} (client) reads it into the neutral {@link InferResponse}.
+ * `ModelInferResponse` read into the neutral {@link InferResponse} (client side):
+ * {@link fromModelInferResponse} and the forms the hand-written decoder feeds it. The server writes
+ * its responses with its own encoder.
  * @packageDocumentation
  */
-import { create } from '@bufbuild/protobuf';
 import { isDatatype } from '../datatypes.js';
 import { ProtocolError } from '../errors.js';
-import type { InferResponse, InferResponseMessage, InferResponseOutput } from '../message.js';
+import type { InferResponse, InferResponseOutput } from '../message.js';
 import type { Parameters } from '../parameters.js';
-import { tensorDataFromBytes, tensorDataToBytes } from '../raw.js';
+import { tensorDataFromBytes } from '../raw.js';
 import { elementCount } from '../tensor.js';
 import { fromTensorContents } from './contents.js';
-import {
-  ModelInferResponseSchema,
-  ModelInferResponse_InferOutputTensorSchema,
-  type ModelInferResponse,
-} from './gen/grpc_service_pb.js';
-import { fromInferParameters, toInferParameters } from './parameters.js';
+import { type ModelInferResponse } from './gen/grpc_service_pb.js';
+import { fromInferParameters } from './parameters.js';
 import { InferResponseParts } from './infer-response-decoder.js';
-
-const EMPTY = new Uint8Array(0);
-
-/**
- * Builds a `ModelInferResponse` (server side) as Triton's gRPC front end does: one
- * `raw_output_contents` entry per output in output order, present (empty) for an output whose data
- * was written to shared memory (`omitData`), never typed `contents`. Fixed-size data is not copied
- * (the entry is a view of the tensor's memory); BYTES is length-prefixed. The HTTP-only `binary`
- * flag of each output is ignored.
- */
-export function toModelInferResponse(message: InferResponseMessage): ModelInferResponse {
-  const raw: Uint8Array[] = [];
-  const outputs = message.outputs.map(({ tensor, omitData, parameters }) => {
-    raw.push(omitData === true ? EMPTY : tensorDataToBytes(tensor.datatype, tensor.data));
-    return create(ModelInferResponse_InferOutputTensorSchema, {
-      name: tensor.name,
-      datatype: tensor.datatype,
-      shape: tensor.shape.map((d) => BigInt(d)),
-      parameters: toInferParameters(parameters),
-    });
-  });
-  return create(ModelInferResponseSchema, {
-    modelName: message.modelName,
-    modelVersion: message.modelVersion,
-    id: message.id ?? '',
-    parameters: toInferParameters(message.parameters),
-    outputs,
-    rawOutputContents: raw,
-  });
-}
 
 /**
  * Reads a `ModelInferResponse` (client side). Output `i` takes `raw_output_contents[i]` when the

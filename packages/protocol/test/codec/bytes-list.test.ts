@@ -4,7 +4,6 @@ import {
   bytesToStrings,
   deserializeBytesTensor,
   ProtocolError,
-  rawByteSize,
   serializeByteTensor,
   stringsToBytes,
   tensorDataToBytes,
@@ -101,7 +100,6 @@ describe('BytesList', () => {
   it('is accepted by the encoders wherever BYTES data is', () => {
     const list = BytesList.from(words);
     expect(tensorDataToBytes('BYTES', list)).toBe(list.serialized);
-    expect(rawByteSize('BYTES', list)).toBe(list.byteLength);
     expect(tensorDataToJson('BYTES', list)).toEqual(words);
     expect(BytesList.isBytesList(list)).toBe(true);
     expect(BytesList.isBytesList(stringsToBytes(words))).toBe(false);

@@ -28,8 +28,8 @@ import {
   healthServiceDefinition,
   serviceDefinition,
   toModelInferRequest,
-  toModelInferResponse,
 } from '../../src/grpc/index.js';
+import { toModelInferResponse } from './model-infer-response.js';
 import {
   SEQUENCE_REQUEST,
   SIMPLE_INPUT0,
