@@ -10,7 +10,13 @@ const config: NextConfig = {
   // Trace files from the monorepo root so the standalone bundle includes workspace packages.
   outputFileTracingRoot: fileURLToPath(new URL('../..', import.meta.url)),
   // Native and Node-only packages stay outside the server bundle.
-  serverExternalPackages: ['sharp', '@gourmetgram/image-preprocess', '@tritonserver-ts/client', 'aws4fetch'],
+  serverExternalPackages: [
+    'sharp',
+    '@gourmetgram/image-preprocess',
+    '@tritonserver-ts/client',
+    '@tritonserver-ts/protocol',
+    'aws4fetch',
+  ],
   // The example gallery reads the IFCT photos from node_modules at run time.
   outputFileTracingIncludes: {
     // Keys are globs ('[code]' would be a character class).

@@ -1,10 +1,11 @@
 /**
  * `@tritonserver-ts/protocol`: the wire-neutral model of the KServe v2 / Triton protocol, shared by
  * the client and the embedded server: datatypes and tensors, inference requests and responses,
- * parameters, shared-memory references, model configs, statistics, trace and log settings, and the
- * protocol's error kinds. Each wire has its own entry point: `@tritonserver-ts/protocol/http` (JSON
- * header plus binary tensors, both directions) and `@tritonserver-ts/protocol/grpc` (Triton's
- * protobuf messages and their converters). This entry loads neither.
+ * parameters, shared-memory references, model configs (and the platform → backend map),
+ * statistics, trace and log settings, and the protocol's error kinds. Each wire has its own entry
+ * point: `@tritonserver-ts/protocol/http` (JSON header plus binary tensors, both directions) and
+ * `@tritonserver-ts/protocol/grpc` (Triton's protobuf messages and their converters). This entry
+ * loads neither.
  * @packageDocumentation
  */
 export * from './datatypes.js';
@@ -22,5 +23,6 @@ export * from './compression.js';
 export * from './classification.js';
 export * from './statistics.js';
 export * from './model-config.js';
+export * from './platform.js';
 export * from './settings.js';
 export * from './buffer-pool.js';

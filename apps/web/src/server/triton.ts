@@ -8,6 +8,7 @@ import {
   type ModelConfig,
   type ModelConfigTensor,
 } from '@tritonserver-ts/client';
+import { modelBackend } from '@tritonserver-ts/protocol';
 import sharp from 'sharp';
 import { env } from '../env';
 import type { InferencePath } from '../lib/types';
@@ -106,8 +107,8 @@ function tensorConfig(t: ModelConfigTensor | undefined, what: string) {
  */
 export function modelInfoFromConfig(cfg: ModelConfig, version: string): Omit<ModelInfo, 'labels'> {
   const name = cfg.name;
-  const backend =
-    (cfg.backend ?? '') || (cfg.platform ?? '').replace(/_onnx$|^onnxruntime_onnx$/, 'onnxruntime');
+  // `onnxruntime_onnx` → `onnxruntime`, … (Triton's names; an ensemble names no backend).
+  const backend = modelBackend(cfg) ?? '';
   const maxBatchSize = num(cfg.max_batch_size ?? 0);
   const input = tensorConfig(cfg.input?.[0], 'input');
   const outputs = (cfg.output ?? []).map((o, i) => tensorConfig(o, `output ${i}`));

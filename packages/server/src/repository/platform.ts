@@ -1,19 +1,13 @@
 /**
  * Platform ↔ backend normalization and default model filenames, as Triton's server-side
- * auto-complete does it before any backend sees the model.
+ * auto-complete does it before any backend sees the model. The platform → backend map itself is
+ * the protocol package's ({@link PLATFORM_BACKENDS}), shared with clients that read model configs.
  * @packageDocumentation
  */
+import { PLATFORM_BACKENDS } from '@tritonserver-ts/protocol';
 import type { ModelConfig } from './model-config.js';
 
-/** Known platform → backend pairs (Triton's `platform` values). */
-export const PLATFORM_BACKENDS: Readonly<Record<string, string>> = {
-  onnxruntime_onnx: 'onnxruntime',
-  tensorrt_plan: 'tensorrt',
-  tensorflow_graphdef: 'tensorflow',
-  tensorflow_savedmodel: 'tensorflow',
-  pytorch_libtorch: 'pytorch',
-  torch_aoti: 'pytorch',
-};
+export { PLATFORM_BACKENDS };
 
 /** Default model file (or directory) name per backend. */
 export const DEFAULT_MODEL_FILENAMES: Readonly<Record<string, string>> = {
@@ -70,9 +64,7 @@ export function completeBackendFields(config: ModelConfig, versionFiles: Readonl
   if (claim('tensorrt', 'tensorrt_plan', 'model.plan')) return;
   if (claim('onnxruntime', 'onnxruntime_onnx', 'model.onnx')) return;
   if (claim('openvino', '', 'model.xml')) return;
-  if (config.backend === '' && (config.platform === 'pytorch_libtorch' || config.platform === 'torch_aoti')) {
-    config.backend = 'pytorch';
-  }
+  if (config.backend === '' && PLATFORM_BACKENDS[config.platform] === 'pytorch') config.backend = 'pytorch';
   if (claim('pytorch', 'pytorch_libtorch', 'model.pt')) return;
   if (claim('python', '', 'model.py')) return;
 }
