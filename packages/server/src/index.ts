@@ -11,9 +11,10 @@ export {
   TRITON_NGC_RELEASE,
   type InferenceServerOptions,
 } from './core/server.js';
-export { ServerError, type ServerErrorKind } from './core/errors.js';
+export { ServerError, type ServerErrorKind } from './common/errors.js';
 export { httpStatusForKind } from './http/status.js';
 export { compileHeaderForwardPattern } from './core/header-forward.js';
+export type * from './common/types.js';
 export type * from './core/types.js';
 export type { LogSettings } from './core/logging.js';
 export type { TraceSettings } from './core/trace.js';

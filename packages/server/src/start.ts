@@ -3,7 +3,7 @@
  * web app's tests use it). Loads the models, then serves HTTP, gRPC (when a gRPC port is given) and metrics.
  * @packageDocumentation
  */
-import { ServerError } from './core/errors.js';
+import { ServerError } from './common/errors.js';
 import { InferenceServer, type InferenceServerOptions } from './core/server.js';
 import { startGrpcServer, type GrpcServerHandle } from './grpc/server.js';
 import type { GrpcServerSettings } from './grpc/settings.js';

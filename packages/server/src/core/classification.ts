@@ -14,7 +14,7 @@ import {
   type TensorData,
 } from '@tritonserver-ts/protocol';
 
-import { invalidArg, toServerError } from './errors.js';
+import { invalidArg, toServerError } from '../common/errors.js';
 
 /** Triton's limit on the elements of one classified row (a batch item, or the whole tensor). */
 export const MAX_CLASSIFICATION_ELEMENTS = 1_000_000;

@@ -13,9 +13,9 @@
  */
 import { BytesList, type PackedTensor } from '@tritonserver-ts/protocol';
 
-import { ServerError } from './errors.js';
+import { ServerError } from '../common/errors.js';
 import { passesStringsAsText } from './string-inputs.js';
-import type { InputBudget } from './types.js';
+import type { InputBudget } from '../common/types.js';
 
 /**
  * Bytes onnxruntime-node takes per string element beyond the element's bytes (measured: about 65

@@ -8,7 +8,7 @@
  * @packageDocumentation
  */
 import type { EnsembleStep, ModelConfig } from '../repository/model-config.js';
-import { ServerError } from './errors.js';
+import { ServerError } from '../common/errors.js';
 
 /** The composing model names of an ensemble config, in step order, without repeats. */
 export function composingModels(config: ModelConfig): string[] {

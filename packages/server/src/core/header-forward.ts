@@ -11,8 +11,8 @@
  */
 import { RESERVED_PARAMETER_PREFIX, isReservedParameter } from '@tritonserver-ts/protocol';
 
-import { echo } from './echo.js';
-import { invalidArg } from './errors.js';
+import { echo } from '../common/echo.js';
+import { invalidArg } from '../common/errors.js';
 
 /**
  * Compiles a Triton header-forward pattern into a RegExp with Triton's matching rules.

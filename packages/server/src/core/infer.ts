@@ -22,8 +22,8 @@ import {
 import type { ModelConfig, ModelInput } from '../repository/model-config.js';
 import type { SchedulerRequest } from '../scheduler/types.js';
 import { classify } from './classification.js';
-import { echo } from './echo.js';
-import { ServerError, internal, invalidArg, toServerError } from './errors.js';
+import { echo } from '../common/echo.js';
+import { ServerError, internal, invalidArg, toServerError } from '../common/errors.js';
 import type { ServingVersion } from './model-manager.js';
 import type { SystemSharedMemoryManager } from './shared-memory.js';
 import { checkStringInput } from './string-inputs.js';
@@ -34,7 +34,7 @@ import type {
   CoreInferResponse,
   ParameterValue,
   SharedMemoryRef,
-} from './types.js';
+} from '../common/types.js';
 
 /** `[1,2,3]` like Triton's `DimsListToString`. */
 export function dimsToString(dims: readonly number[]): string {

@@ -11,7 +11,7 @@ import { appendFileSync } from 'node:fs';
 
 import type { LogSettings, LogSettingsUpdate } from '@tritonserver-ts/protocol';
 
-import type { ServerError } from './errors.js';
+import type { ServerError } from '../common/errors.js';
 
 /** Triton's log settings object and its update: the shared messages (`protocol/settings.ts`). */
 export type { LogSettings, LogSettingsUpdate } from '@tritonserver-ts/protocol';

@@ -26,9 +26,9 @@ import {
   composingModels,
   type ComposingStatus,
 } from './ensemble-graph.js';
-import { echo } from './echo.js';
-import { ServerError, internal } from './errors.js';
-import type { InferenceHost } from './inference-host.js';
+import { echo } from '../common/echo.js';
+import { ServerError, internal } from '../common/errors.js';
+import type { InferenceHost } from '../common/inference-host.js';
 import type { Logger } from './logging.js';
 import {
   DUPLICATE_REASON,

@@ -12,9 +12,9 @@ import type { RepositoryEntry, ResolveModelOptions } from '../repository/types.j
 import { invalidModelNameMessage, isValidModelName } from '../repository/model-name.js';
 import type { CreateInstancesOptions } from '../runtime/backends.js';
 import type { StatisticsRegistry } from '../statistics/registry.js';
-import { echo } from './echo.js';
-import { invalidArg, unavailable } from './errors.js';
-import type { InferenceHost } from './inference-host.js';
+import { echo } from '../common/echo.js';
+import { invalidArg, unavailable } from '../common/errors.js';
+import type { InferenceHost } from '../common/inference-host.js';
 import type { Logger } from './logging.js';
 import { composingModels } from './ensemble-graph.js';
 import {

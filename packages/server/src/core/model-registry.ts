@@ -8,8 +8,8 @@
 import type { ModelDefinition, RepositoryEntry } from '../repository/types.js';
 import type { ModelInstance } from '../runtime/types.js';
 import type { Scheduler } from '../scheduler/types.js';
-import { echo } from './echo.js';
-import { invalidArg, notFound, unavailable } from './errors.js';
+import { echo } from '../common/echo.js';
+import { invalidArg, notFound, unavailable } from '../common/errors.js';
 import type { ModelState, RepositoryIndexEntry } from './types.js';
 
 /** A loaded model version that can serve requests. */

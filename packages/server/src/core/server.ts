@@ -16,9 +16,9 @@ import type { PythonBackendSettings } from '../runtime/python/settings.js';
 import type { SchedulerFactory } from '../scheduler/types.js';
 import { StatisticsRegistry } from '../statistics/registry.js';
 import { toStatisticsReport, type ModelStatisticsReport } from '../statistics/report.js';
-import { echo } from './echo.js';
+import { echo } from '../common/echo.js';
 import { holdConversion } from './conversion-budget.js';
-import { invalidArg } from './errors.js';
+import { invalidArg } from '../common/errors.js';
 import { prepareRequest, runPrepared } from './infer.js';
 import { Logger, type LogSettings, type LogSettingsUpdate } from './logging.js';
 import { ModelManager, type ModelServices, type StartupResult } from './model-manager.js';
@@ -31,9 +31,8 @@ import {
 } from './shared-memory-inputs.js';
 import type { TraceSettings, TraceSettingsUpdate } from './trace.js';
 import { TraceManager, type ActiveTrace } from './tracing.js';
+import type { CoreInferRequest, CoreInferResponse } from '../common/types.js';
 import type {
-  CoreInferRequest,
-  CoreInferResponse,
   ModelControlMode,
   ModelMetadata,
   RepositoryIndexEntry,

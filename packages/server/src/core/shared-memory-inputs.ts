@@ -8,9 +8,9 @@
  * Only then are they read, off the event loop (`SystemSharedMemoryManager.read`).
  * @packageDocumentation
  */
-import { ServerError } from './errors.js';
+import { ServerError } from '../common/errors.js';
 import type { SystemSharedMemoryManager } from './shared-memory.js';
-import type { CoreInferRequest, SharedMemoryRef } from './types.js';
+import type { CoreInferRequest, SharedMemoryRef } from '../common/types.js';
 
 /**
  * A request whose shared-memory inputs, with the bytes it already holds, exceed its front end's

@@ -22,8 +22,8 @@ import { closeSync, constants, fstatSync, openSync, readSync, writeSync, type Bi
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 
-import { ServerError, invalidArg, notFound, unsupported } from './errors.js';
-import type { SharedMemoryRef } from './types.js';
+import { ServerError, invalidArg, notFound, unsupported } from '../common/errors.js';
+import type { SharedMemoryRef } from '../common/types.js';
 
 /** One registered region as `GET .../status` reports it. */
 export interface SystemShmRegionStatus {

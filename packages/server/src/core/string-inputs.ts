@@ -8,7 +8,7 @@
  */
 import { BytesList, type PackedTensorData } from '@tritonserver-ts/protocol';
 
-import { invalidArg } from './errors.js';
+import { invalidArg } from '../common/errors.js';
 
 /** Backends that pass BYTES elements to the model as text. */
 const TEXT_ONLY_BACKENDS: ReadonlySet<string> = new Set(['onnxruntime']);

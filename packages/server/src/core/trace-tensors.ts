@@ -17,8 +17,10 @@
  */
 import { BytesList, type PackedTensor } from '@tritonserver-ts/protocol';
 
+import type { TensorActivity } from '../common/request-trace.js';
+
 /** The tensor activities Triton 2.73 reports: inputs when queued, outputs when a response is sent. */
-export type TensorActivity = 'TENSOR_QUEUE_INPUT' | 'TENSOR_BACKEND_OUTPUT';
+export type { TensorActivity };
 
 const SIGNIFICANT_DIGITS = 6;
 

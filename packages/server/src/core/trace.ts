@@ -12,8 +12,8 @@
 import { stringifyJson } from '@tritonserver-ts/protocol/http';
 import { type TraceSettings } from '@tritonserver-ts/protocol';
 
-import { echo } from './echo.js';
-import { invalidArg, unsupported, type ServerError } from './errors.js';
+import { echo } from '../common/echo.js';
+import { invalidArg, unsupported, type ServerError } from '../common/errors.js';
 
 /** The trace settings object as Triton returns it: the shared message (`protocol/settings.ts`). */
 export type { TraceSettings } from '@tritonserver-ts/protocol';

@@ -25,7 +25,8 @@ import { closeSync, openSync, writeFileSync, writeSync } from 'node:fs';
 
 import type { PackedTensor } from '@tritonserver-ts/protocol';
 
-import { invalidArg } from './errors.js';
+import { invalidArg } from '../common/errors.js';
+import type { RequestTrace } from '../common/request-trace.js';
 import type { Logger } from './logging.js';
 import { traceTensorObject, type TensorActivity } from './trace-tensors.js';
 import {
@@ -176,7 +177,7 @@ class TraceSetting {
  * One request being traced. Front ends capture their timestamps (`HTTP_RECV_START`, …), the core
  * and the scheduler theirs; {@link ActiveTrace.finish} hands the trace over for writing.
  */
-export class ActiveTrace {
+export class ActiveTrace implements RequestTrace {
   /** The trace id (1, 2, … in sampling order). */
   readonly id: number;
   /** The id of the trace this one was spawned from (an ensemble's, for its steps), if any. */

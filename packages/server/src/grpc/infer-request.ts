@@ -15,8 +15,8 @@ import type {
   ModelInferRequest_InferRequestedOutputTensor,
 } from '@tritonserver-ts/protocol/grpc';
 
-import { echo } from '../core/echo.js';
-import { invalidArg } from '../core/errors.js';
+import { echo } from '../common/echo.js';
+import { invalidArg } from '../common/errors.js';
 import { packedBytesContents } from './packed-request.js';
 import type {
   CoreInferInput,
@@ -24,7 +24,7 @@ import type {
   CoreRequestedOutput,
   ParameterValue,
   SharedMemoryRef,
-} from '../core/types.js';
+} from '../common/types.js';
 
 /** Request parameters starting with `triton_` that tritonserver accepts (`TRITON_RESERVED_REQUEST_PARAMS`). */
 export const TRITON_RESERVED_REQUEST_PARAMS = ['triton_enable_empty_final_response'] as const;

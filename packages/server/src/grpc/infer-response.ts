@@ -12,7 +12,7 @@ import {
   type ModelInferResponse,
 } from '@tritonserver-ts/protocol/grpc';
 
-import type { CoreInferResponse } from '../core/types.js';
+import type { CoreInferResponse } from '../common/types.js';
 import { message, type Init } from './messages.js';
 
 /** An `InferParameter` holding a bool. */

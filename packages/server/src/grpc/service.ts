@@ -16,7 +16,7 @@ import {
 import type { ModelInferRequest, ModelStreamInferResponse } from '@tritonserver-ts/protocol/grpc';
 
 import type { InferenceServer } from '../core/server.js';
-import { toServerError } from '../core/errors.js';
+import { toServerError } from '../common/errors.js';
 import type { Restrictions } from '../http/restricted-api.js';
 import { healthCheck, modelReady, serverLive, serverReady } from './handlers/health.js';
 import { modelInferHandler, type InferHandlerOptions } from './handlers/infer.js';

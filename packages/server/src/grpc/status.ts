@@ -6,8 +6,8 @@
  */
 import { Metadata, status as GrpcStatus, type ServiceError, type StatusObject } from '@grpc/grpc-js';
 
-import { capErrorMessage } from '../core/echo.js';
-import { toServerError, type ServerErrorKind } from '../core/errors.js';
+import { capErrorMessage } from '../common/echo.js';
+import { toServerError, type ServerErrorKind } from '../common/errors.js';
 
 /** gRPC status per Triton kind (UNSUPPORTED → UNIMPLEMENTED; anything unknown → UNKNOWN). */
 export const GRPC_STATUS_FOR_KIND: Readonly<Record<ServerErrorKind, GrpcStatus>> = {

@@ -10,7 +10,7 @@ import type { IncomingMessage } from 'node:http';
 
 import { ProtocolError, decompressWithin, parseContentEncoding } from '@tritonserver-ts/protocol';
 
-import { ServerError, invalidArg } from '../core/errors.js';
+import { ServerError, invalidArg } from '../common/errors.js';
 import type { BodyPool } from './body-pool.js';
 import type { Reservation } from './memory-budget.js';
 

@@ -7,11 +7,11 @@ import type { IncomingMessage } from 'node:http';
 
 import { parseJson } from '@tritonserver-ts/protocol/http';
 
-import { echo } from '../core/echo.js';
-import { ServerError, invalidArg, toServerError, unsupported } from '../core/errors.js';
+import { echo } from '../common/echo.js';
+import { ServerError, invalidArg, toServerError, unsupported } from '../common/errors.js';
 import { forwardHeaders } from '../core/header-forward.js';
 import type { InferenceServer } from '../core/server.js';
-import type { InputBudget } from '../core/types.js';
+import type { InputBudget } from '../common/types.js';
 import { decodeHttpInferRequest, toCoreRequest, toInferReply } from './infer-adapter.js';
 import type { Reservation } from './memory-budget.js';
 import { empty, json, type HttpFrontEndOptions, type HttpReply } from './reply.js';

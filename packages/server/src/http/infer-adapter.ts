@@ -24,14 +24,14 @@ import {
   type Parameters,
 } from '@tritonserver-ts/protocol';
 
-import { toServerError } from '../core/errors.js';
+import { toServerError } from '../common/errors.js';
 import type {
   CoreInferInput,
   CoreInferOutput,
   CoreInferRequest,
   CoreInferResponse,
   CoreRequestedOutput,
-} from '../core/types.js';
+} from '../common/types.js';
 import { checkContentEncoding, decompressRequestBody } from './body.js';
 import type { Reservation } from './memory-budget.js';
 import type { HttpFrontEndOptions, HttpReply } from './reply.js';

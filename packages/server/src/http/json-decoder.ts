@@ -14,7 +14,7 @@ import {
   type RawInferRequest,
 } from '@tritonserver-ts/protocol/http';
 
-import { startWorkerModule } from '../worker-module.js';
+import { startWorkerModule } from '../common/worker-module.js';
 import { fromWireInput, type DecodeAnswer, type DecodeJob } from './json-decode-worker.js';
 
 /** JSON parts larger than this are decoded off the main thread. */

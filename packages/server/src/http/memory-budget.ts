@@ -7,7 +7,7 @@
  * in the README. (Responses a client does not read are bounded in `response-writer.ts`.)
  * @packageDocumentation
  */
-import { ServerError } from '../core/errors.js';
+import { ServerError } from '../common/errors.js';
 
 /** Default budget for request bodies in flight: four bodies of Triton's default maximum size. */
 export const DEFAULT_MAX_INFLIGHT_BODY_BYTES = 256 * 1024 * 1024;

@@ -5,8 +5,8 @@
  */
 import { stringifyJson } from '@tritonserver-ts/protocol/http';
 
-import { capErrorMessage } from '../core/echo.js';
-import { toServerError } from '../core/errors.js';
+import { capErrorMessage } from '../common/echo.js';
+import { toServerError } from '../common/errors.js';
 import { TooManyChunksError, UnsupportedEncodingError } from './body.js';
 import type { BodyPool } from './body-pool.js';
 import { BODY_BUDGET_RETRY_AFTER_SECS, BodyBudgetExceededError, type MemoryBudget } from './memory-budget.js';

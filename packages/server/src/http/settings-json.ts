@@ -4,8 +4,8 @@
  * read the way Triton's HTTP front end reads them, with its messages and statuses.
  * @packageDocumentation
  */
-import { echo } from '../core/echo.js';
-import { invalidArg, unavailable, unsupported, type ServerError } from '../core/errors.js';
+import { echo } from '../common/echo.js';
+import { invalidArg, unavailable, unsupported, type ServerError } from '../common/errors.js';
 import type { LogSettingsRead, LogSettingsUpdate } from '../core/logging.js';
 import {
   parseTraceCount,

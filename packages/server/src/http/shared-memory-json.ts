@@ -4,7 +4,7 @@
  * (its field order, TritonJson's wording for a value of the wrong type).
  * @packageDocumentation
  */
-import { invalidArg } from '../core/errors.js';
+import { invalidArg } from '../common/errors.js';
 import type { RegisterCudaSharedMemory, RegisterSystemSharedMemory } from '../core/shared-memory.js';
 
 const UINT64_MAX = 0xffff_ffff_ffff_ffffn;

@@ -4,7 +4,7 @@
  * (`grpc/status.ts`); the core knows only the kinds.
  * @packageDocumentation
  */
-import type { ServerErrorKind } from '../core/errors.js';
+import type { ServerErrorKind } from '../common/errors.js';
 
 /** HTTP status per Triton kind. Kinds Triton does not list answer 400. */
 export const HTTP_STATUS_FOR_KIND: Readonly<Record<ServerErrorKind, number>> = {

@@ -19,7 +19,7 @@
  * instances, and its scheduler runs each step as a core request on the composing models.
  * @packageDocumentation
  */
-import type { InferenceHost } from '../core/inference-host.js';
+import type { InferenceHost } from '../common/inference-host.js';
 import type { GpuFallback, ModelVersion } from '../repository/types.js';
 import type { ModelConfig } from '../repository/model-config.js';
 import type { OnnxInstanceSpec } from './onnxruntime-backend.js';

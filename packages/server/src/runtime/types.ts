@@ -8,7 +8,7 @@
  */
 import type { PackedTensor } from '@tritonserver-ts/protocol';
 
-import type { ActiveTrace } from '../core/tracing.js';
+import type { RequestTrace } from '../common/request-trace.js';
 
 /** Nanosecond timings of one execution, split like Triton's compute_input / compute_infer / compute_output. */
 export interface ExecutionTimings {
@@ -92,7 +92,7 @@ export interface InstanceRequest {
   /** Aborts when the client cancels the request (the front end's signal), if it can. */
   readonly signal?: AbortSignal;
   /** The request's trace when it is traced: BLS requests the model sends with it are its children. */
-  readonly trace?: ActiveTrace;
+  readonly trace?: RequestTrace;
 }
 
 /** A model instance created by this runtime (adds its group and index to {@link ModelInstance}). */

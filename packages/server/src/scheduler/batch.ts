@@ -12,7 +12,7 @@ import {
   type PackedTensorData,
 } from '@tritonserver-ts/protocol';
 
-import { ServerError } from '../core/errors.js';
+import { ServerError } from '../common/errors.js';
 
 type FixedArrayCtor = new (length: number) => FixedTensorData;
 

@@ -3,7 +3,7 @@
  * the model batches (`max_batch_size > 0`), otherwise the default scheduler.
  * @packageDocumentation
  */
-import { ServerError } from '../core/errors.js';
+import { ServerError } from '../common/errors.js';
 import { createDefaultScheduler } from './default-scheduler.js';
 import { createDynamicBatcher } from './dynamic-batcher.js';
 import { createEnsembleScheduler } from './ensemble-scheduler.js';

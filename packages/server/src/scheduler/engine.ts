@@ -6,7 +6,7 @@
  */
 import type { PackedTensor } from '@tritonserver-ts/protocol';
 
-import { ServerError } from '../core/errors.js';
+import { ServerError } from '../common/errors.js';
 import type { ExecutionTimings, InstanceRequest, ModelInstance } from '../runtime/types.js';
 import type { ModelStatistics } from '../statistics/model-statistics.js';
 import { batchCompatibilityKey, concatInputs, splitOutputs } from './batch.js';

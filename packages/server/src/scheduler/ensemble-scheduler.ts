@@ -23,10 +23,10 @@
  */
 import type { PackedTensor } from '@tritonserver-ts/protocol';
 
-import { echo } from '../core/echo.js';
-import { ServerError, toServerError } from '../core/errors.js';
-import type { InferenceHost } from '../core/inference-host.js';
-import type { CoreInferInput, CoreInferOutput, CoreInferRequest } from '../core/types.js';
+import { echo } from '../common/echo.js';
+import { ServerError, toServerError } from '../common/errors.js';
+import type { InferenceHost } from '../common/inference-host.js';
+import type { CoreInferInput, CoreInferOutput, CoreInferRequest } from '../common/types.js';
 import type { EnsembleStep, ModelConfig } from '../repository/model-config.js';
 import type { ModelStatistics } from '../statistics/model-statistics.js';
 import { SchedulerRejection } from './errors.js';

@@ -2,7 +2,7 @@
  * A request while it is inside a scheduler, and the queue interface the scheduling engine drives.
  * @packageDocumentation
  */
-import type { ServerError } from '../core/errors.js';
+import type { ServerError } from '../common/errors.js';
 import type { SchedulerRequest, SchedulerResponse } from './types.js';
 
 /** One request held by a scheduler. */

@@ -4,7 +4,7 @@
  * `nv_inference_request_failure`.
  * @packageDocumentation
  */
-import { ServerError } from '../core/errors.js';
+import { ServerError } from '../common/errors.js';
 import type { FailureReason } from '../statistics/model-statistics.js';
 
 /** Triton's text when a priority queue already holds `max_queue_size` requests (UNAVAILABLE → 503). */

@@ -19,7 +19,7 @@
  *   or at once when that delay is 0; until then the batcher waits for more requests.
  * @packageDocumentation
  */
-import type { ServerError } from '../core/errors.js';
+import type { ServerError } from '../common/errors.js';
 import type { ModelDynamicBatching, ModelQueuePolicy } from '../repository/model-config.js';
 import type { QueuedRequest, SchedulingQueue, TakeResult } from './entry.js';
 import { SchedulerRejection } from './errors.js';

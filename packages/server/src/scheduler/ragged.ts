@@ -13,7 +13,7 @@
  */
 import type { PackedTensor } from '@tritonserver-ts/protocol';
 
-import { ServerError } from '../core/errors.js';
+import { ServerError } from '../common/errors.js';
 import type { BatchInput, ModelConfig } from '../repository/model-config.js';
 import {
   batchInputTensor,

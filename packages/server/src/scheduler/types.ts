@@ -19,10 +19,10 @@
  */
 import type { PackedTensor } from '@tritonserver-ts/protocol';
 
-import type { ServerError } from '../core/errors.js';
-import type { InferenceHost } from '../core/inference-host.js';
-import type { ActiveTrace } from '../core/tracing.js';
-import type { ParameterValue } from '../core/types.js';
+import type { ServerError } from '../common/errors.js';
+import type { InferenceHost } from '../common/inference-host.js';
+import type { RequestTrace } from '../common/request-trace.js';
+import type { ParameterValue } from '../common/types.js';
 import type { ModelConfig } from '../repository/model-config.js';
 import type { ModelInstance } from '../runtime/types.js';
 import type { ModelStatistics } from '../statistics/model-statistics.js';
@@ -54,7 +54,7 @@ export interface SchedulerRequest {
    * The request's trace, when it is traced: an ensemble spawns its steps' traces from it (their
    * `parent_id`). Schedulers report timestamps through {@link SchedulerRequest.onActivity}.
    */
-  readonly trace?: ActiveTrace;
+  readonly trace?: RequestTrace;
   /** The request's id (ensembles hand it on to their steps' requests). */
   readonly id?: string;
   /** The request's parameters, `priority` and `timeout` included (ensembles hand them on to their steps). */

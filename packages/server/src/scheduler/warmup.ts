@@ -25,7 +25,7 @@ import {
   type TensorData,
 } from '@tritonserver-ts/protocol';
 
-import { ServerError } from '../core/errors.js';
+import { ServerError } from '../common/errors.js';
 import { resolveInside } from '../repository/contained-path.js';
 import type { ModelConfig, ModelWarmup, WarmupInput } from '../repository/model-config.js';
 import type { ModelInstance } from '../runtime/types.js';

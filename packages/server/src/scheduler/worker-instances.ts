@@ -33,7 +33,7 @@ import {
 import { BackendError, type BackendErrorCode } from '../runtime/errors.js';
 import { createOnnxInstance, type OnnxInstanceSpec } from '../runtime/onnxruntime-backend.js';
 import type { ExecutionResult } from '../runtime/types.js';
-import { startWorkerModule } from '../worker-module.js';
+import { startWorkerModule } from '../common/worker-module.js';
 import { INLINE_MODEL_MAX_BYTES, InlinePolicy, inputBytes } from './inline-policy.js';
 import type { FromWorker, ToWorker } from './ort-worker.js';
 import { fromWorkerTensor, toWorkerTensor, type WorkerTensor } from './worker-tensors.js';

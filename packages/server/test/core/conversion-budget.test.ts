@@ -14,8 +14,8 @@ import {
   conversionCost,
   holdConversion,
 } from '../../src/core/conversion-budget.js';
-import { ServerError } from '../../src/core/errors.js';
-import type { InputBudget } from '../../src/core/types.js';
+import { ServerError } from '../../src/common/errors.js';
+import type { InputBudget } from '../../src/common/types.js';
 import { GrpcStatus, GrpcTestClient, grpcError, startGrpcTestServer } from '../grpc/helpers.js';
 import { infer, type TestServer } from '../helpers/server.js';
 

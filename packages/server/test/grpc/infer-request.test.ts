@@ -23,8 +23,8 @@ import {
 } from '@tritonserver-ts/protocol/testing';
 import { describe, expect, it } from 'vitest';
 
-import { ServerError } from '../../src/core/errors.js';
-import type { CoreInferInput } from '../../src/core/types.js';
+import { ServerError } from '../../src/common/errors.js';
+import type { CoreInferInput } from '../../src/common/types.js';
 import { decodeGrpcInferRequest } from '../../src/grpc/infer-request.js';
 
 function invalidArg(run: () => unknown): string {

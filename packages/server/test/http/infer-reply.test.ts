@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { BytesList, type PackedTensor } from '@tritonserver-ts/protocol';
 import { encodeInferResponse } from '@tritonserver-ts/protocol/http';
 
-import type { CoreInferResponse } from '../../src/core/types.js';
+import type { CoreInferResponse } from '../../src/common/types.js';
 import { toInferReply } from '../../src/http/infer-adapter.js';
 
 const raw = { kind: 'raw', data: new Uint8Array(0) } as const;

@@ -1,7 +1,7 @@
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 
-import { ServerError, type ServerErrorKind } from '../../src/core/errors.js';
+import { ServerError, type ServerErrorKind } from '../../src/common/errors.js';
 import { grpcStatusForKind } from '../../src/grpc/status.js';
 import { errorReply } from '../../src/http/reply.js';
 import { HTTP_STATUS_FOR_KIND, httpStatusForKind } from '../../src/http/status.js';

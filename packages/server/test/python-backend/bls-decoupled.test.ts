@@ -1,7 +1,7 @@
 import type { ModelInferResponse } from '@tritonserver-ts/protocol/grpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import type { CoreStreamResponse } from '../../src/core/types.js';
+import type { CoreStreamResponse } from '../../src/common/types.js';
 import { addSubPythonModel, blsPythonModel, decoupledPythonModel } from '../../src/testing/index.js';
 import { GrpcTestClient } from '../grpc/helpers.js';
 import { inferJson, outputData, startPythonServer, type PythonTestServer } from './helpers.js';

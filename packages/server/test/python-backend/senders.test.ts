@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import type { CoreStreamResponse } from '../../src/core/types.js';
+import type { CoreStreamResponse } from '../../src/common/types.js';
 import type { GeneratedPythonModel } from '../../src/testing/index.js';
 import { inferJson, outputData, startPythonServer, type PythonTestServer } from './helpers.js';
 

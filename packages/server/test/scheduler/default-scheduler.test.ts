@@ -2,7 +2,7 @@ import { getEventListeners } from 'node:events';
 
 import { describe, expect, it } from 'vitest';
 
-import { ServerError } from '../../src/core/errors.js';
+import { ServerError } from '../../src/common/errors.js';
 import { createDefaultScheduler } from '../../src/scheduler/default-scheduler.js';
 import { CANCELLED_MESSAGE, STOPPING_MESSAGE } from '../../src/scheduler/errors.js';
 import { ModelStatistics } from '../../src/statistics/index.js';

@@ -16,7 +16,7 @@ import { createGrpcClient } from '@tritonserver-ts/client/grpc';
 import type { ModelStreamInferResponse } from '@tritonserver-ts/protocol/grpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { ECHO_MAX_CHARACTERS, ERROR_MESSAGE_MAX_BYTES } from '../../src/core/echo.js';
+import { ECHO_MAX_CHARACTERS, ERROR_MESSAGE_MAX_BYTES } from '../../src/common/echo.js';
 import { GrpcTestClient, SIMPLE_A, SIMPLE_B, int32Bytes } from '../grpc/helpers.js';
 import type { MemoryServerOptions } from '../helpers/memory-server.js';
 

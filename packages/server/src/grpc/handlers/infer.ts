@@ -7,10 +7,10 @@
 import type { Metadata } from '@grpc/grpc-js';
 import type { ModelInferRequest, ModelInferResponse } from '@tritonserver-ts/protocol/grpc';
 
-import { unsupported } from '../../core/errors.js';
+import { unsupported } from '../../common/errors.js';
 import { forwardHeaders } from '../../core/header-forward.js';
 import type { InferenceServer } from '../../core/server.js';
-import type { CoreInferResponse, InputBudget } from '../../core/types.js';
+import type { CoreInferResponse, InputBudget } from '../../common/types.js';
 import type { MemoryBudget } from '../../http/memory-budget.js';
 import { decodeGrpcInferRequest, type GrpcInferRequest } from '../infer-request.js';
 import { encodeGrpcInferResponse } from '../infer-response.js';

@@ -18,7 +18,7 @@ import {
   type ServerMetadataResponse,
 } from '@tritonserver-ts/protocol/grpc';
 
-import { internal } from '../../core/errors.js';
+import { internal } from '../../common/errors.js';
 import { message } from '../messages.js';
 import type { UnaryHandler } from './types.js';
 

@@ -17,8 +17,8 @@ import {
   type RepositoryModelUnloadResponse,
 } from '@tritonserver-ts/protocol/grpc';
 
-import { echo } from '../../core/echo.js';
-import { invalidArg, unsupported } from '../../core/errors.js';
+import { echo } from '../../common/echo.js';
+import { invalidArg, unsupported } from '../../common/errors.js';
 import { message } from '../messages.js';
 import type { UnaryHandler } from './types.js';
 

@@ -13,8 +13,8 @@ import {
   type TraceSettingResponse,
 } from '@tritonserver-ts/protocol/grpc';
 
-import { echo } from '../../core/echo.js';
-import { invalidArg, unsupported } from '../../core/errors.js';
+import { echo } from '../../common/echo.js';
+import { invalidArg, unsupported } from '../../common/errors.js';
 import type { LogSettingsRead, LogSettingsUpdate } from '../../core/logging.js';
 import {
   parseTraceCount,

@@ -15,10 +15,10 @@ import {
   type ModelStreamInferResponse,
 } from '@tritonserver-ts/protocol/grpc';
 
-import { capErrorMessage } from '../../core/echo.js';
-import { toServerError, type ServerError } from '../../core/errors.js';
+import { capErrorMessage } from '../../common/echo.js';
+import { toServerError, type ServerError } from '../../common/errors.js';
 import type { InferenceServer } from '../../core/server.js';
-import type { CoreStreamResponse } from '../../core/types.js';
+import type { CoreStreamResponse } from '../../common/types.js';
 import type { GrpcInferRequest } from '../infer-request.js';
 import { boolParameter, encodeGrpcInferResponse } from '../infer-response.js';
 import { message } from '../messages.js';

@@ -25,8 +25,8 @@ import {
   type ModelStreamInferResponse,
 } from '@tritonserver-ts/protocol/grpc';
 
-import { capErrorMessage } from '../../core/echo.js';
-import { ServerError, toServerError } from '../../core/errors.js';
+import { capErrorMessage } from '../../common/echo.js';
+import { ServerError, toServerError } from '../../common/errors.js';
 import type { InferenceServer } from '../../core/server.js';
 import { boolParameter, encodeGrpcInferResponse } from '../infer-response.js';
 import { isOverBudget, releaseRequestMemory, type OverBudget } from '../inflate.js';

@@ -13,9 +13,9 @@ import { dirname } from 'node:path';
 
 import { datatypeFromModelConfig, type PackedTensor } from '@tritonserver-ts/protocol';
 
-import { ServerError, type ServerErrorKind } from '../../core/errors.js';
-import type { InferenceHost } from '../../core/inference-host.js';
-import type { CoreInferRequest, ParameterValue } from '../../core/types.js';
+import { ServerError, type ServerErrorKind } from '../../common/errors.js';
+import type { InferenceHost } from '../../common/inference-host.js';
+import type { CoreInferRequest, ParameterValue } from '../../common/types.js';
 import { modelConfigToJson } from '../../repository/model-config-io.js';
 import type { ModelOutput } from '../../repository/model-config.js';
 import { BackendError } from '../errors.js';
