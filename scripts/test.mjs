@@ -1,6 +1,8 @@
 #!/usr/bin/env node
-// `npm test`: build every package, lint, run every package's tests one after another, then print
-// one closing line `Tests: N passed, N failed, N skipped` summed over all runners' JSON reports.
+// `npm test`: build every package, type-check every package's whole tsconfig.json (sources and the
+// tests, benches, scripts, examples and e2e files the build leaves out), lint, run every package's
+// tests one after another, then print one closing line `Tests: N passed, N failed, N skipped` summed
+// over all runners' JSON reports. A type error or a lint error fails the run even when every test passes.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -37,6 +39,15 @@ mkdirSync(resultsDir, { recursive: true });
 if (!run('build', 'npx', ['turbo', 'run', 'build'])) process.exit(1);
 // The demo food model is built by project code (never downloaded); a no-op when it is up to date.
 if (!run('model', 'npm', ['run', 'model:ensure', '-w', '@gourmetgram/food-model'])) process.exit(1);
+// `tsc --noEmit -p tsconfig.json` per package, two at a time; the builds it would depend on ran above.
+const typecheckOk = run('typecheck', 'npx', [
+  'turbo',
+  'run',
+  'typecheck',
+  '--only',
+  '--concurrency=2',
+  '--continue',
+]);
 const lintOk = run('lint', 'npm', ['run', 'lint']);
 const testsOk = run('tests', 'npx', ['turbo', 'run', 'test', '--concurrency=1', '--continue']);
 
@@ -59,6 +70,7 @@ for (const file of files) {
   }
 }
 console.log(`\nReports: ${files.join(', ') || 'none'}`);
+if (!typecheckOk) console.log('Type check failed.');
 if (!lintOk) console.log('Lint failed.');
 console.log(`Tests: ${passed} passed, ${failed} failed, ${skipped} skipped`);
-process.exit(lintOk && testsOk && failed === 0 && passed > 0 ? 0 : 1);
+process.exit(typecheckOk && lintOk && testsOk && failed === 0 && passed > 0 ? 0 : 1);
