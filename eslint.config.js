@@ -4,6 +4,8 @@ import prettier from 'eslint-config-prettier';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
+import { boundaryConfigs } from './eslint.boundaries.js';
+
 export default tseslint.config(
   {
     ignores: [
@@ -43,5 +45,7 @@ export default tseslint.config(
     files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
     ...tseslint.configs.disableTypeChecked,
   },
+  // Package and folder import boundaries (issue 27): eslint.boundaries.js.
+  ...boundaryConfigs,
   prettier,
 );
