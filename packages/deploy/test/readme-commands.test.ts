@@ -82,7 +82,7 @@ const KUBERNETES = 'needs a Kubernetes cluster (kubectl, helm, KServe); k8s.test
 const REAL_TRITON = 'needs NVIDIA Triton (tritonserver), which cannot be installed on this host';
 const SUITE = 'a test suite: npm test runs it, and running it from inside a test would nest the suites';
 const REGISTRY =
-  'installs the published package into another project from the npm registry; this checkout tests the workspace package itself';
+  'installs the published package from the npm registry; pack-install.test.ts installs the packed tarball into an empty project instead and runs its README example';
 
 const BENCH = 'a benchmark: long and CPU-bound, run on purpose under a lock, never inside the tests';
 
@@ -127,6 +127,8 @@ const NOT_RUN: Record<string, string> = {
   'npm install @tritonserver-ts/client @grpc/grpc-js': REGISTRY,
   'npm install @tritonserver-ts/server': REGISTRY,
   'npm install @tritonserver-ts/perf': REGISTRY,
+  'npm install @tritonserver-ts/protocol': REGISTRY,
+  'npm install @tritonserver-ts/onnx-builder': REGISTRY,
   // packages/perf/README.md: perf-analyzer-ts against a server on the default ports
   'npx perf-analyzer-ts -m simple -u localhost:8000 --concurrency-range 1:4':
     'needs a server serving `simple` on localhost:8000; packages/perf/test/perf-cli.test.ts runs the same bin with these options against the embedded server and checks its report, CSV and export',
@@ -426,7 +428,9 @@ describe('README command lines', () => {
   });
 
   it('every README command is run by this test or listed in NOT_RUN with its reason', () => {
-    expect(readmeFiles()).toEqual(expect.arrayContaining(['README.md', 'packages/server/README.md']));
+    expect(readmeFiles()).toEqual(
+      expect.arrayContaining(['README.md', 'packages/server/README.md', 'packages/protocol/README.md']),
+    );
     const where = (c: ReadmeCommand): string => `${c.file}:${c.line}: ${c.key}`;
     const runHere = new Set<string>(Object.values(RUN_HERE));
     const unlisted = commands.filter((c) => !runHere.has(c.key) && !(c.key in NOT_RUN)).map(where);
