@@ -133,9 +133,7 @@ export function lockfileFor(
         peerDependencies,
         peerDependenciesMeta,
       };
-      lock = Object.fromEntries(
-        Object.entries(fields).filter(([, value]) => value !== undefined),
-      );
+      lock = Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
     } else {
       lock = { ...entry };
       for (const flag of ['dev', 'devOptional', 'peer', 'extraneous']) delete lock[flag];
