@@ -44,7 +44,7 @@ export interface WatchedCall {
  * Sends the probe on the watched channel; resolves `true` when the server answered (with any
  * status), `false` when nothing came back before `deadline`.
  */
-export type StallProbe = (deadline: Date) => Promise<boolean>;
+type StallProbe = (deadline: Date) => Promise<boolean>;
 
 /** The unary calls of one channel, and the probe of a channel that went quiet. */
 export class StallWatch {

@@ -16,7 +16,7 @@ export interface HttpResponse {
 }
 
 /** What {@link exchange} sends. */
-export interface ExchangeRequest {
+interface ExchangeRequest {
   readonly method: 'GET' | 'POST';
   readonly path: string;
   readonly headers: Readonly<Record<string, string>>;
@@ -43,7 +43,7 @@ const PREALLOCATE_LIMIT = 64 * 1024 * 1024;
  * Response headers as undici's `request()` gives them: names lower-cased, values latin1, a
  * repeated header as an array of its values.
  */
-export function parseRawHeaders(raw: readonly Buffer[]): Record<string, string | string[]> {
+function parseRawHeaders(raw: readonly Buffer[]): Record<string, string | string[]> {
   const headers: Record<string, string | string[]> = {};
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = (raw[i] as Buffer).toString('latin1').toLowerCase();

@@ -37,9 +37,9 @@ export interface DataAccumulator {
 }
 
 /** Largest JSON data file read (a JavaScript string holds at most ~512 MiB). */
-export const MAX_JSON_FILE_BYTES = 256 * 1024 * 1024;
+const MAX_JSON_FILE_BYTES = 256 * 1024 * 1024;
 /** Largest single file of a data directory. */
-export const MAX_DATA_FILE_BYTES = 1024 * 1024 * 1024;
+const MAX_DATA_FILE_BYTES = 1024 * 1024 * 1024;
 
 function dataError(source: string, message: string): PerfError {
   return new PerfError('INPUT_DATA', `--input-data '${source}': ${message}`);

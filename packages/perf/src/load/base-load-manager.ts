@@ -10,7 +10,7 @@ import { RequestSender } from './request-sender.js';
 import { SequenceManager, type SequenceStatus } from './sequences.js';
 
 /** How long {@link LoadManager.stop} waits for requests in flight by default. */
-export const DEFAULT_STOP_TIMEOUT_MS = 30_000;
+const DEFAULT_STOP_TIMEOUT_MS = 30_000;
 
 /** After the stop timeout, how long aborted requests get to settle. */
 const ABORT_GRACE_MS = 1_000;
@@ -38,13 +38,13 @@ export async function within(promise: Promise<unknown>, ms: number): Promise<boo
 }
 
 /** One data entry of a model without sequences. */
-export interface DataPosition {
+interface DataPosition {
   readonly stream: number;
   readonly step: number;
 }
 
 /** Every entry of the dataset, stream by stream, step by step (requests cycle through them). */
-export function dataPositions(dataset: InputDataset): DataPosition[] {
+function dataPositions(dataset: InputDataset): DataPosition[] {
   const positions: DataPosition[] = [];
   dataset.streams.forEach((steps, stream) => {
     for (let step = 0; step < steps.length; step++) positions.push({ stream, step });

@@ -16,7 +16,7 @@ import { constantGaps, intervalGaps, Pacer, poissonGaps, type GapSource } from '
 import type { SequenceStatus } from './sequences.js';
 
 /** perf_analyzer's delay tolerance: later than this after its schedule, a request is delayed. */
-export const DELAY_TOLERANCE_NS = 1_000_000n;
+const DELAY_TOLERANCE_NS = 1_000_000n;
 
 /** The request-rate and request-intervals load manager. */
 export class RateManager extends BaseLoadManager {

@@ -61,7 +61,7 @@ function asBytes(data: Parameters<typeof tensorDataToBytes>[1], datatype: string
  * Compares a response with the expected outputs (`validation_data`).
  * @returns undefined when every expected output matches, else what differs
  */
-export function validateOutputs(result: InferResult, expected: readonly ExpectedBytes[]): string | undefined {
+function validateOutputs(result: InferResult, expected: readonly ExpectedBytes[]): string | undefined {
   for (const { name, bytes } of expected) {
     if (!result.hasOutput(name)) return `output '${name}' is missing from the response`;
     let actual: Buffer;

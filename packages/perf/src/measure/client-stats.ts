@@ -16,7 +16,7 @@ import { latencyNs } from './records.js';
 export const REPORTED_PERCENTILES: readonly number[] = [50, 90, 95, 99];
 
 /** What {@link summarizeClient} needs. */
-export interface ClientWindowInput {
+interface ClientWindowInput {
   /** Records that ended in the window(s). */
   readonly records: readonly RequestRecord[];
   /** Window duration (sum of durations when windows are merged). */

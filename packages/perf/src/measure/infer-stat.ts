@@ -15,7 +15,7 @@ export interface ClientInferStat {
 }
 
 /** All zero (a client without `inferStat()`). */
-export const ZERO_INFER_STAT: ClientInferStat = {
+const ZERO_INFER_STAT: ClientInferStat = {
   completedRequestCount: 0,
   cumulativeTotalRequestTimeNs: 0n,
   cumulativeSendTimeNs: 0n,

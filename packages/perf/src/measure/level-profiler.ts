@@ -31,16 +31,16 @@ import {
 import { STABILITY_WINDOW, exceedsLatencyThreshold, isStable, overLatencyThreshold } from './stability.js';
 
 /** perf_analyzer sleeps this multiple of `-p` per time window. */
-export const TIME_WINDOW_FACTOR = 1.2;
+const TIME_WINDOW_FACTOR = 1.2;
 /** perf_analyzer checks a count window's progress this often (ms). */
-export const COUNT_WINDOW_POLL_MS = 1000;
+const COUNT_WINDOW_POLL_MS = 1000;
 /** How often a `--request-count` window checks for its last request (ms). */
 const REQUEST_COUNT_POLL_MS = 5;
 /** A limited batch of requests (`--request-count`, warmup) gives up after this long idle (ms). */
 export const IDLE_LIMIT_MS = 2000;
 
 /** perf_analyzer's message for a window in which no request ended. */
-export const NO_VALID_REQUESTS =
+const NO_VALID_REQUESTS =
   'No valid requests recorded within time interval. Please use a larger time window.';
 
 /** Where server statistics come from (absent: the server has no statistics extension). */
@@ -52,7 +52,7 @@ export interface StatisticsSource {
 }
 
 /** What one level's measurement needs. */
-export interface LevelContext {
+interface LevelContext {
   readonly client: TritonClient;
   readonly manager: LoadManager;
   readonly model: ModelProfile;

@@ -7,7 +7,7 @@
 import type { RequestRecord } from '../types.js';
 
 /** The records of one window and those kept for later windows. */
-export interface WindowSplit {
+interface WindowSplit {
   readonly inWindow: RequestRecord[];
   readonly pending: RequestRecord[];
 }

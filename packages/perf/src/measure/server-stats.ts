@@ -62,7 +62,7 @@ type Counters = Record<(typeof FIELDS)[number], number>;
 const ZERO_COUNTERS: Counters = Object.fromEntries(FIELDS.map((f) => [f, 0])) as Counters;
 
 /** What the delta computation needs besides the snapshots. */
-export interface ServerDeltaContext {
+interface ServerDeltaContext {
   /** Composing models of an ensemble (by ensemble name); empty for other models. */
   readonly composingOf: (name: string) => readonly ModelId[];
   /** perf_analyzer's warnings (several versions served). */
@@ -171,7 +171,7 @@ export function mergeRawServerStats(list: readonly RawServerStats[]): RawServerS
 }
 
 /** perf_analyzer's `AverageDurationInUs`: `floor(ns / (count × 1000))`, 0 when count is 0. */
-export function averageUs(ns: number, count: number): number {
+function averageUs(ns: number, count: number): number {
   return count === 0 ? 0 : Math.floor(ns / (count * 1000));
 }
 

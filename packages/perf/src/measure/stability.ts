@@ -9,7 +9,7 @@
 export const STABILITY_WINDOW = 3;
 
 /** One window as the stopping rules see it (a failed window: throughput 0, latency unbounded). */
-export interface WindowLoad {
+interface WindowLoad {
   readonly throughput: number;
   /** The stabilising latency in ns; `undefined` for a window that failed. */
   readonly latencyNs: bigint | undefined;

@@ -39,7 +39,7 @@ const DELAY_PCT_THRESHOLD = 1;
 const OVERHEAD_PCT_THRESHOLD = 50;
 
 /** Whether perf_analyzer would call the run asynchronous (`--streaming` implies `--async`). */
-export function usesAsync(options: PerfOptions): boolean {
+function usesAsync(options: PerfOptions): boolean {
   return options.async || options.streaming;
 }
 
@@ -103,7 +103,7 @@ export function formatSettings(options: PerfOptions, model: ModelProfile): strin
 }
 
 /** The line perf_analyzer prints when it moves to a level (none for `--request-intervals`). */
-export function formatLevelHeader(mode: LoadLevelResult['mode'], level: number): string {
+function formatLevelHeader(mode: LoadLevelResult['mode'], level: number): string {
   if (mode === 'concurrency') return `Request concurrency: ${level}\n`;
   if (mode === 'request_rate') {
     return `Request Rate: ${formatDouble(level)} inference requests per second\n`;
@@ -296,7 +296,7 @@ function formatMetrics(metrics: MetricsSummary | undefined): string[] {
  * `Avg latency: A usec (std S usec)`, or `pN latency: L usec` with `--percentile`; a window without
  * figures prints its error instead (`  Pass [n] cb::Error: …`, perf_analyzer's wording).
  */
-export function formatPass(options: PerfOptions, pass: WindowPass): string {
+function formatPass(options: PerfOptions, pass: WindowPass): string {
   const head = `  Pass [${pass.trial}]`;
   if (pass.error !== undefined) return `${head} cb::Error: ${pass.error}`;
   const throughput = `${head} throughput: ${formatDouble(pass.throughput)} infer/sec. `;

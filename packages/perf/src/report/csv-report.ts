@@ -54,7 +54,7 @@ export function csvColumns(options: PerfOptions, model: ModelProfile): string[] 
 }
 
 /** The levels in CSV order: kept levels (stable, within `-l`) by throughput ascending. */
-export function csvLevels(options: PerfOptions, run: PerfRun): LoadLevelResult[] {
+function csvLevels(options: PerfOptions, run: PerfRun): LoadLevelResult[] {
   return reportedLevels(options, run).sort((a, b) => a.client.throughput - b.client.throughput);
 }
 

@@ -44,7 +44,7 @@ export function stabilizingLatencyUs(result: LoadLevelResult, percentile: number
 }
 
 /** Server-side averages (µs, truncated) as perf_analyzer derives them for one model. */
-export interface ServerBreakdown {
+interface ServerBreakdown {
   readonly queueUs: number;
   readonly computeInputUs: number;
   readonly computeInferUs: number;

@@ -31,10 +31,10 @@ import {
 import type { InputDataset, LoadLevelResult, PerfRun, RequestRecord } from '../types.js';
 
 /** A JSON value of one input, as perf_analyzer writes it (scalar for one element, else an array). */
-export type ExportedValue = number | boolean | string | (number | boolean | string)[];
+type ExportedValue = number | boolean | string | (number | boolean | string)[];
 
 /** One request of an experiment. */
-export interface ExportedRequest {
+interface ExportedRequest {
   /** Start, ns since the epoch (a bigint: written as an exact JSON integer). */
   readonly timestamp: bigint;
   /** Only for requests in a sequence (perf_analyzer omits 0). */
@@ -45,7 +45,7 @@ export interface ExportedRequest {
 }
 
 /** One load level. */
-export interface ExportedExperiment {
+interface ExportedExperiment {
   readonly experiment: {
     readonly mode: 'concurrency' | 'request_rate';
     readonly value: number;

@@ -18,7 +18,7 @@ function levelLabel(mode: LoadLevelResult['mode'], level: number): string {
 }
 
 /** The text of one progress event (no newline). */
-export function formatProgress(event: PerfProgress, mode: LoadLevelResult['mode'] | undefined): string {
+function formatProgress(event: PerfProgress, mode: LoadLevelResult['mode'] | undefined): string {
   switch (event.kind) {
     case 'level-start':
       return `[perf-analyzer-ts] ${levelLabel(event.mode, event.level)}: measuring…`;

@@ -150,7 +150,7 @@ export function readSize(value: unknown, name: string): number {
 const INT64_MAX = 0x7fff_ffff_ffff_ffffn;
 
 /** An input's shape as Triton's HTTP front end reads it. */
-export interface InputShape {
+interface InputShape {
   /** The dims (a dim beyond 2^53 − 1 is not exact; such a shape is always refused later). */
   readonly dims: number[];
   /** The dims as sent, exact (for messages). */
