@@ -3,7 +3,7 @@
  * model repository given as argv[2]. Prints `{"port":N}` on stdout once listening; exits on SIGTERM.
  */
 import { createInstances } from '../src/runtime/backends.js';
-import { createWorkerInstances } from '../src/scheduler/worker-instances.js';
+import { builtinBackends, createWorkerInstances } from '../src/runtime/index.js';
 import { startServer } from '../src/start.js';
 
 const repository = process.argv[2];
@@ -26,7 +26,14 @@ const running = await startServer({
   ...(process.env.BENCH_TRACE_FILE !== undefined
     ? { trace: { trace_file: process.env.BENCH_TRACE_FILE, trace_level: ['TIMESTAMPS'], trace_rate: '1' } }
     : {}),
-  ...(hosting === 'main' ? { services: { createInstances } } : {}),
+  ...(hosting === 'main'
+    ? {
+        services: {
+          createInstances: (...args: Parameters<typeof createInstances>) =>
+            createInstances(args[0], args[1], { ...args[2], backends: builtinBackends }),
+        },
+      }
+    : {}),
   ...(hosting === 'worker-only'
     ? {
         services: {

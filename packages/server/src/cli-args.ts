@@ -16,7 +16,7 @@ import {
   PythonBackendConfigError,
   applyPythonBackendConfig,
   type PythonBackendSettings,
-} from './runtime/python/settings.js';
+} from './runtime/builtin-backends.js';
 import type { StartServerOptions } from './start.js';
 
 /** A bad command line (exit code 1). */

@@ -75,7 +75,7 @@ export interface EnsembleLoadContext {
 export interface ModelLoaderOptions {
   readonly repositories: readonly string[];
   /** Options passed to every resolve (model config name, GPU fallback, auto-complete, …). */
-  readonly resolveOptions?: ResolveModelOptions;
+  readonly resolveOptions: ResolveModelOptions;
   readonly instanceOptions?: CreateInstancesOptions;
   readonly services: ModelServices;
   readonly logger: Logger;
@@ -301,6 +301,8 @@ export class ModelLoader {
         modelVersion: String(version),
         config: definition.config,
         instances,
+        // Which ragged / batch-input features the model's backend reads (its `Backend.batchInputs`).
+        batchInputs: this.#opts.instanceOptions?.backends?.batchInputs(definition.config) ?? 'none',
         ...(this.#opts.inferenceHost !== undefined ? { inferenceHost: this.#opts.inferenceHost } : {}),
         ...(this.#opts.statistics !== undefined
           ? { statistics: this.#opts.statistics.get(definition.name, String(version)) }

@@ -39,7 +39,7 @@ export interface ModelManagerOptions {
   /** Poll interval in ms (poll mode). */
   readonly pollIntervalMs?: number;
   /** Options passed to every resolve (model config name, GPU fallback, auto-complete, …). */
-  readonly resolveOptions?: ResolveModelOptions;
+  readonly resolveOptions: ResolveModelOptions;
   readonly instanceOptions?: CreateInstancesOptions;
   readonly services: ModelServices;
   readonly logger: Logger;

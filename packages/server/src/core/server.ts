@@ -9,10 +9,10 @@ import { datatypeFromModelConfig } from '@tritonserver-ts/protocol';
 import { ModelRepositoryError } from '../repository/errors.js';
 import { listRepositoryModels, modelConfigToJson, resolveModel } from '../repository/index.js';
 import type { GpuFallback, ResolveModelOptions } from '../repository/types.js';
+import { createInstances } from '../runtime/backends.js';
+import { createBuiltinBackends, type PythonBackendSettings } from '../runtime/builtin-backends.js';
 import { createScheduler } from '../scheduler/create-scheduler.js';
 import { runWarmup } from '../scheduler/warmup.js';
-import { createWorkerInstances } from '../scheduler/worker-instances.js';
-import type { PythonBackendSettings } from '../runtime/python/settings.js';
 import type { SchedulerFactory } from '../scheduler/types.js';
 import { StatisticsRegistry } from '../statistics/registry.js';
 import { toStatisticsReport, type ModelStatisticsReport } from '../statistics/report.js';
@@ -153,18 +153,23 @@ export class InferenceServer {
       ...(options.sharedMemoryMaxRegions !== undefined ? { maxRegions: options.sharedMemoryMaxRegions } : {}),
     });
     this.cudaSharedMemory = new CudaSharedMemoryManager(this.systemSharedMemory);
+    // The backends, with their settings: onnxruntime sessions run synchronously on their calling
+    // thread, so one worker thread per onnxruntime instance makes instances execute concurrently
+    // and keeps HTTP answering; Python models log to the server log.
+    const backends = createBuiltinBackends({
+      onnxruntime: { workerThreads: {} },
+      python: { ...options.python, log: this.logger },
+    });
     const resolveOptions: ResolveModelOptions = {
       ...(options.modelConfigName !== undefined ? { modelConfigName: options.modelConfigName } : {}),
       ...(options.gpuFallback !== undefined ? { gpuFallback: options.gpuFallback } : {}),
       ...(options.autoCompleteConfig !== undefined ? { autoCompleteConfig: options.autoCompleteConfig } : {}),
-      python: { ...options.python, log: this.logger },
+      backends,
     };
     const services: ModelServices = {
       listModels: listRepositoryModels,
       resolve: resolveModel,
-      // onnxruntime sessions run synchronously on their calling thread: one worker thread per
-      // onnxruntime instance makes instances execute concurrently and keeps HTTP answering.
-      createInstances: createWorkerInstances,
+      createInstances,
       createScheduler: options.schedulerFactory ?? createScheduler,
       warmup: (model, instances) => runWarmup(model.config, instances, { modelDirectory: model.directory }),
       ...options.services,
@@ -177,7 +182,7 @@ export class InferenceServer {
       resolveOptions,
       instanceOptions: {
         ...(options.gpuFallback !== undefined ? { gpuFallback: options.gpuFallback } : {}),
-        python: { ...options.python, log: this.logger },
+        backends,
       },
       services,
       logger: this.logger,

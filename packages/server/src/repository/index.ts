@@ -1,6 +1,7 @@
 /**
  * The model repository: config.pbtxt parsing, ModelConfig ⇄ JSON, repository scanning, versions,
- * auto-complete, normalization and validation.
+ * normalization and validation. It knows no backend: a backend's auto-complete runs through the
+ * `RepositoryBackends` the caller hands in (the runtime's registry).
  * @packageDocumentation
  */
 export * from './model-config.js';
@@ -25,11 +26,4 @@ export {
   SEQUENCE_IDLE_DEFAULT_MICROSECONDS,
 } from './normalize.js';
 export { validateModelConfig, type ValidateOptions } from './validate.js';
-export {
-  autoCompleteFromSignature,
-  needsAutoComplete,
-  readOnnxSignature,
-  ORT_TO_CONFIG_DATATYPE,
-  type OnnxTensorInfo,
-} from './autocomplete.js';
 export { parseTextFormat, writeTextFormat, type TextFormatOptions } from './pbtxt/index.js';

@@ -4,18 +4,15 @@
  *
  * Steps, in Triton's order: pick the config source (load override, `configs/<name>.pbtxt` for
  * `--model-config-name`, `config.pbtxt`, or nothing when auto-complete may fill it); parse; check
- * the name; fill platform/backend/default filename; auto-complete from the ONNX model; normalize;
- * validate; check the backend can run here; select versions by `version_policy`; load labels.
+ * the name; fill platform/backend/default filename; the backend's auto-complete (asked through
+ * `options.backends`, the runtime's registry); normalize; validate; check the backend can run here; select versions by `version_policy`; load labels.
  * @packageDocumentation
  */
 import { mkdir, mkdtemp, readFile, readdir, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, normalize, resolve } from 'node:path';
 
-import { runPythonAutoComplete } from '../runtime/python/auto-complete.js';
-import { checkBackend } from '../runtime/support.js';
 import { displayPath, joinInside, resolveInside } from './contained-path.js';
-import { autoCompleteFromSignature, needsAutoComplete, readOnnxSignature } from './autocomplete.js';
 import { ModelConfigError, ModelRepositoryError } from './errors.js';
 import type { ModelConfig } from './model-config.js';
 import { createModelConfig, parseModelConfigJson, parseModelConfigText } from './model-config-io.js';
@@ -97,7 +94,7 @@ async function exists(path: string): Promise<boolean> {
  */
 export async function resolveModel(
   entry: RepositoryEntry,
-  options: ResolveModelOptions = {},
+  options: ResolveModelOptions,
 ): Promise<ModelResolution> {
   let tempDirectory: string | undefined;
   try {
@@ -250,31 +247,29 @@ async function resolveDirectory(
     );
   }
 
-  if (config.backend === 'onnxruntime' && options.autoCompleteConfig !== false && needsAutoComplete(config)) {
+  const backend = options.backends.find(config);
+  if (backend?.autoCompleteConfig !== undefined && options.autoCompleteConfig !== false) {
     const latest = selected[selected.length - 1] as number;
     const modelPath = await modelFileOf(directory, latest, config.default_model_filename);
-    if (!(await exists(modelPath))) {
-      throw new ModelRepositoryError(
-        'MODEL_LOAD_FAILED',
-        `unable to find '${show(modelPath)}' for model '${name}'`,
-      );
+    const completed = await backend.autoCompleteConfig(config, {
+      modelPath,
+      displayPath: show(modelPath),
+      defaultMaxBatchSize: options.defaultMaxBatchSize ?? 4,
+    });
+    if (completed !== undefined) {
+      if (completed !== config) {
+        completed.name = config.name;
+        Object.assign(config, completed);
+      }
+      normalizeModelConfig(config);
     }
-    autoCompleteFromSignature(
-      config,
-      await readOnnxSignature(modelPath, name, show(modelPath)),
-      options.defaultMaxBatchSize ?? 4,
-    );
-    normalizeModelConfig(config);
-  }
-  if (config.backend === 'python' && options.autoCompleteConfig !== false) {
-    await completePythonConfig(config, directory, selected, options, show);
   }
   normalizeInstanceGroups(config);
   validateModelConfig(config, options.gpuFallback === undefined ? {} : { gpuFallback: options.gpuFallback });
 
   // An ensemble has no backend: the core schedules its steps on the composing models.
   if (!isEnsembleConfig(config)) {
-    const support = checkBackend(config);
+    const support = options.backends.support(config);
     if (!support.supported) throw new ModelRepositoryError('MODEL_LOAD_FAILED', support.reason);
   }
 
@@ -282,7 +277,7 @@ async function resolveDirectory(
   for (const v of selected) {
     const versionDir = join(directory, String(v));
     const modelPath = await modelFileOf(directory, v, config.default_model_filename);
-    if (config.backend === 'onnxruntime' && !(await exists(modelPath))) {
+    if (backend?.requiresModelFile === true && !(await exists(modelPath))) {
       throw new ModelRepositoryError(
         'MODEL_LOAD_FAILED',
         `unable to find '${show(modelPath)}' for model '${name}'`,
@@ -326,32 +321,6 @@ async function modelFileOf(directory: string, version: number, filename: string)
   const versionDir = join(directory, String(version));
   if (filename === '') return versionDir;
   return resolveInside(versionDir, filename, 'default_model_filename', `version directory '${version}'`);
-}
-
-/** Runs a Python model's `auto_complete_config` (latest selected version) and adopts the result. */
-async function completePythonConfig(
-  config: ModelConfig,
-  directory: string,
-  selected: readonly number[],
-  options: ResolveModelOptions,
-  show: (path: string) => string,
-): Promise<void> {
-  const latest = selected[selected.length - 1] as number;
-  const modelPath = await modelFileOf(directory, latest, config.default_model_filename);
-  let completed: ModelConfig | undefined;
-  try {
-    completed = await runPythonAutoComplete(config, modelPath, options.python);
-  } catch (error) {
-    throw new ModelRepositoryError(
-      'MODEL_LOAD_FAILED',
-      `auto_complete_config of model '${config.name}' (${show(modelPath)}) failed: ${error instanceof Error ? error.message : String(error)}`,
-      { cause: error },
-    );
-  }
-  if (completed === undefined) return;
-  completed.name = config.name;
-  Object.assign(config, completed);
-  normalizeModelConfig(config);
 }
 
 /**

@@ -1,8 +1,9 @@
 /**
- * What the repository layer hands to the core and the runtime: a resolved model definition.
+ * What the repository layer hands to the core and the runtime (a resolved model definition), and
+ * what it asks of the backends ({@link RepositoryBackends}: the runtime's backend registry, handed
+ * in by the caller, so that the repository imports no backend).
  * @packageDocumentation
  */
-import type { PythonBackendSettings } from '../runtime/python/settings.js';
 import type { ModelConfig } from './model-config.js';
 
 /** A model directory found in a repository (before its config is read). */
@@ -82,8 +83,11 @@ export interface ResolveModelOptions {
   readonly defaultMaxBatchSize?: number;
   /** See {@link GpuFallback}. Default `'error'`. */
   readonly gpuFallback?: GpuFallback;
-  /** Python backend settings, for running a Python model's `auto_complete_config`. */
-  readonly python?: PythonBackendSettings;
+  /**
+   * The backends the models run on (the runtime's `BackendRegistry`): the repository asks them to
+   * auto-complete a config, whether they need the model file, and whether they run here at all.
+   */
+  readonly backends: RepositoryBackends;
   /**
    * `POST load` parameter `config`: a JSON string (or an already parsed object) replacing
    * `config.pbtxt`.
@@ -95,4 +99,38 @@ export interface ResolveModelOptions {
    * Triton does; `configOverride` is then required.
    */
   readonly files?: ReadonlyMap<string, Uint8Array> | Readonly<Record<string, Uint8Array>>;
+}
+
+/** What a backend's auto-complete gets besides the config. */
+export interface AutoCompleteRequest {
+  /** The model file of the latest selected version (it may not exist). */
+  readonly modelPath: string;
+  /** How messages name {@link AutoCompleteRequest.modelPath} (never an absolute host path). */
+  readonly displayPath: string;
+  /** `--backend-config=…,default-max-batch-size=<n>`; 4 unless set. */
+  readonly defaultMaxBatchSize: number;
+}
+
+/** What the repository asks of one backend (the runtime's `Backend` implements it). */
+export interface RepositoryBackend {
+  /**
+   * Triton's backend auto-complete, run while the model is resolved when auto-complete is on:
+   * resolves with the completed config (`config` itself, changed in place, or a replacement whose
+   * fields are adopted), or `undefined` when the backend left the config as it was. Rejects with a
+   * repository error (`ModelConfigError`, `ModelRepositoryError`) whose message names the model.
+   */
+  autoCompleteConfig?(config: ModelConfig, request: AutoCompleteRequest): Promise<ModelConfig | undefined>;
+  /** The backend cannot load a version without its model file (`unable to find '…'`). Default false. */
+  readonly requiresModelFile?: boolean;
+}
+
+/** The backends as the repository sees them. */
+export interface RepositoryBackends {
+  /** The backend a config runs on (its `backend`, or its `platform` when empty), if registered. */
+  find(config: { readonly backend: string; readonly platform: string }): RepositoryBackend | undefined;
+  /** Whether a config's backend runs here; when not, the user-facing reason. */
+  support(config: {
+    readonly backend: string;
+    readonly platform: string;
+  }): { readonly supported: true } | { readonly supported: false; readonly reason: string };
 }

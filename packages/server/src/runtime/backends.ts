@@ -16,11 +16,14 @@ export type { RuntimeModelInstance } from './types.js';
 export {
   BackendRegistry,
   backendKey,
+  type Backend,
+  type BackendDescription,
   type BackendFactory,
   type BackendInstanceSpec,
+  type BatchInputSupport,
   type CreateInstancesOptions,
 } from './registry.js';
-export { builtinBackends, registerBuiltinBackends } from './builtin-backends.js';
+export { builtinBackends, createBuiltinBackends, registerBuiltinBackends } from './builtin-backends.js';
 
 /**
  * Creates every instance of one model version: for each `instance_group`, `count` instances of its

@@ -1,37 +1,49 @@
 /**
- * The backends tritonserver-ts ships, registered in the runtime's backend registry (see
- * `registry.ts` for how to add one).
+ * The registration point: the one module of `src/` (with the runtime's entry `index.ts`) that names
+ * the backends tritonserver-ts ships and imports their folders. Everything else reaches a backend
+ * through the `Backend` interface of a registry built here (see `registry.ts` for how to add one).
  * @packageDocumentation
  */
-import { createIdentityInstance } from './identity-backend.js';
-import { createOnnxInstance } from './onnxruntime-backend.js';
-import { createPythonInstance } from './python/python-backend.js';
+import { identityBackend } from './identity/index.js';
+import { onnxruntimeBackend, type OnnxruntimeSettings } from './onnxruntime/index.js';
+import { pythonBackend, type PythonBackendSettings } from './python/index.js';
 import { BackendRegistry } from './registry.js';
 
-/** Registers onnxruntime, identity and python (in the order of `SUPPORTED_BACKENDS`) in `registry`. */
-export function registerBuiltinBackends(registry: BackendRegistry): BackendRegistry {
-  return registry
-    .register('onnxruntime', ({ modelVersion, ...base }, options) =>
-      (options.createOnnxInstance ?? createOnnxInstance)({
-        ...base,
-        modelPath: modelVersion.modelPath,
-        ...(modelVersion.displayPath === undefined ? {} : { displayPath: modelVersion.displayPath }),
-        ...(options.defaultIntraOpThreads === undefined
-          ? {}
-          : { defaultIntraOpThreads: options.defaultIntraOpThreads }),
-        ...(options.defaultInterOpThreads === undefined
-          ? {}
-          : { defaultInterOpThreads: options.defaultInterOpThreads }),
-      }),
-    )
-    .register('identity', ({ modelVersion: _modelVersion, ...base }) => createIdentityInstance(base))
-    .register('python', (spec, options) =>
-      createPythonInstance(spec, {
-        ...(options.python !== undefined ? { settings: options.python } : {}),
-        ...(options.inferenceHost !== undefined ? { inferenceHost: options.inferenceHost } : {}),
-      }),
-    );
+export type { OnnxruntimeSettings, WorkerInstanceOptions } from './onnxruntime/index.js';
+export {
+  PythonBackendConfigError,
+  applyPythonBackendConfig,
+  type PythonBackendSettings,
+  type PythonLogSink,
+} from './python/index.js';
+
+/** Settings of the built-in backends, by backend name (each bound when it is registered). */
+export interface BuiltinBackendSettings {
+  readonly onnxruntime?: OnnxruntimeSettings;
+  readonly python?: PythonBackendSettings;
 }
 
-/** The default registry: every built-in backend. */
-export const builtinBackends: BackendRegistry = registerBuiltinBackends(new BackendRegistry());
+/**
+ * Registers onnxruntime, identity and python (in the order of `SUPPORTED_BACKENDS`) in `registry`,
+ * with `settings`.
+ */
+export function registerBuiltinBackends(
+  registry: BackendRegistry,
+  settings: BuiltinBackendSettings = {},
+): BackendRegistry {
+  return registry
+    .register('onnxruntime', onnxruntimeBackend(settings.onnxruntime))
+    .register('identity', identityBackend())
+    .register('python', pythonBackend(settings.python));
+}
+
+/** A registry of every built-in backend with `settings`. */
+export function createBuiltinBackends(settings: BuiltinBackendSettings = {}): BackendRegistry {
+  return registerBuiltinBackends(new BackendRegistry(), settings);
+}
+
+/**
+ * The default registry: every built-in backend with default settings (onnxruntime sessions on the
+ * calling thread).
+ */
+export const builtinBackends: BackendRegistry = createBuiltinBackends();

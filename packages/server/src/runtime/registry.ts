@@ -1,17 +1,23 @@
 /**
- * The runtime's backend registry: a map from a backend's name to the factory that creates one
- * model instance. Model loading (`createInstances` in `backends.ts`) looks a model's backend up
- * here; no backend module imports the registry or `backends.ts`, so the runtime has no import cycle.
+ * The backend interface and its registry. A backend is one folder, `runtime/<name>/`, behind the
+ * {@link Backend} interface: how it creates an instance, and what the repository, the scheduler and
+ * the core may ask of it (auto-complete of a config, whether it needs its model file, which
+ * batch-input features its instances read). Its settings (`--backend-config=<name>,…`, the server
+ * log, how instances are hosted) are bound when it is registered. Model loading
+ * (`createInstances` in `backends.ts`) looks a model's backend up here; the repository asks it
+ * through {@link BackendRegistry.find} and {@link BackendRegistry.support} (the
+ * `RepositoryBackends` it declares), the scheduler through the factory's `batchInputs` option.
  *
  * Adding a backend (onnxruntime, identity and python are added this way):
- * 1. Write `runtime/<name>-backend.ts` with a function that creates one instance and returns a
- *    {@link RuntimeModelInstance} (import that type from `./types.js`, never from `backends.ts`).
- *    Throw `BackendError('INSTANCE_CREATION_FAILED', …)` for a config the backend refuses.
- * 2. Register it in `builtin-backends.ts`: `registry.register('<name>', (spec, options) => …)`,
- *    where `spec` has the instance's name, kind, group, version, config and model files.
- * 3. Add the name to `SUPPORTED_BACKENDS` in `support.ts`: the repository checks that light list
- *    (no backend code loaded) to mark a model UNAVAILABLE early, and the unsupported-backend
- *    message lists it. A test keeps it equal to the built-in registry's names.
+ * 1. Write `runtime/<name>/`, whose entry creates one instance and returns a
+ *    {@link RuntimeModelInstance} (import that type from `../types.js`; never import `backends.ts`,
+ *    the registration module or another backend's folder). Throw
+ *    `BackendError('INSTANCE_CREATION_FAILED', …)` for a config the backend refuses.
+ * 2. Register it in `builtin-backends.ts` (the one module that names the backends):
+ *    `registry.register('<name>', { createInstance, autoCompleteConfig, … })`.
+ * 3. Add the name to `SUPPORTED_BACKENDS` in `support.ts` (the unsupported-backend message lists
+ *    it; a test keeps it equal to the built-in registry's names).
+ * No file outside `runtime/` imports a backend's folder (a test walks the imports).
  *
  * The lookup key is the config's `backend`, or its `platform` when `backend` is empty (after
  * `repository/platform.ts` has mapped known platforms such as `onnxruntime_onnx` to their backend).
@@ -20,33 +26,34 @@
  * @packageDocumentation
  */
 import type { InferenceHost } from '../common/inference-host.js';
-import type { GpuFallback, ModelVersion } from '../repository/types.js';
 import type { ModelConfig } from '../repository/model-config.js';
-import type { OnnxInstanceSpec } from './onnxruntime-backend.js';
-import type { PythonBackendSettings } from './python/settings.js';
+import type {
+  AutoCompleteRequest,
+  GpuFallback,
+  ModelVersion,
+  RepositoryBackend,
+  RepositoryBackends,
+} from '../repository/types.js';
+import { checkBackend, type BackendSupport } from './support.js';
 import type { RuntimeModelInstance } from './types.js';
 
-/** Options for `createInstances`, also handed to every backend factory. */
+/** Options for `createInstances`, also handed to every backend's {@link Backend.createInstance}. */
 export interface CreateInstancesOptions {
   /** See {@link GpuFallback}. Default `'error'`. */
   readonly gpuFallback?: GpuFallback;
-  /** ORT intra-op threads when the config has no `intra_op_thread_count` parameter. Default 1. */
-  readonly defaultIntraOpThreads?: number;
-  /** ORT inter-op threads when the config has no `inter_op_thread_count` parameter. Default 1. */
-  readonly defaultInterOpThreads?: number;
-  /**
-   * Creates one onnxruntime instance from its spec. Default: `createOnnxInstance` (a session on
-   * the calling thread). The scheduler's `createWorkerInstances` passes a factory that hosts the
-   * session in a worker thread.
-   */
-  readonly createOnnxInstance?: (spec: OnnxInstanceSpec) => Promise<RuntimeModelInstance>;
   /** The backends to create instances with. Default: the built-in registry (`builtinBackends`). */
   readonly backends?: BackendRegistry;
   /** The server hosting the instance, for backends that call other models (Python BLS). */
   readonly inferenceHost?: InferenceHost;
-  /** Python backend settings (`--backend-config=python,…`, the interpreter, the server log). */
-  readonly python?: PythonBackendSettings;
 }
+
+/**
+ * Which of Triton's batching features that change a batch's layout a backend's instances read:
+ * `all` (ragged inputs, batch inputs, batch outputs: onnxruntime), `ragged` (ragged inputs only:
+ * requests whose ragged inputs differ in shape may share a batch, which the instances answer
+ * request by request: identity), `none` (the default).
+ */
+export type BatchInputSupport = 'all' | 'ragged' | 'none';
 
 /** What a backend factory gets for one instance. */
 export interface BackendInstanceSpec {
@@ -72,34 +79,67 @@ export type BackendFactory = (
   options: CreateInstancesOptions,
 ) => Promise<RuntimeModelInstance>;
 
+/** A backend: its instance factory and what the repository, scheduler and core may ask of it. */
+export interface Backend extends RepositoryBackend {
+  /** The name configs give (`backend: "onnxruntime"`), or a platform name for configs without one. */
+  readonly name: string;
+  /** Creates one model instance. */
+  readonly createInstance: BackendFactory;
+  /** See {@link BatchInputSupport}. Default `none`. */
+  readonly batchInputs?: BatchInputSupport;
+}
+
+/** What {@link BackendRegistry.register} takes: a bare factory, or a backend without its name. */
+export type BackendDescription = BackendFactory | Omit<Backend, 'name'>;
+
+export type { AutoCompleteRequest };
+
 /** The name a config is looked up by: its `backend`, or its `platform` when `backend` is empty. */
 export function backendKey(config: { readonly backend: string; readonly platform: string }): string {
   return config.backend !== '' ? config.backend : config.platform;
 }
 
-/** Backend name → instance factory. */
-export class BackendRegistry {
-  readonly #factories = new Map<string, BackendFactory>();
+/** Backend name → backend. Implements the repository's {@link RepositoryBackends}. */
+export class BackendRegistry implements RepositoryBackends {
+  readonly #backends = new Map<string, Backend>();
 
   /**
-   * Registers `factory` under `name` (a backend name such as `onnxruntime`, or a platform name for
-   * configs without a backend, such as `ensemble`).
+   * Registers a backend under `name` (a backend name such as `onnxruntime`, or a platform name for
+   * configs without a backend): a bare instance factory, or a {@link Backend} description.
    * @throws Error when `name` is empty or already registered.
    */
-  register(name: string, factory: BackendFactory): this {
+  register(name: string, backend: BackendDescription): this {
     if (name === '') throw new Error('a backend needs a name');
-    if (this.#factories.has(name)) throw new Error(`backend '${name}' is already registered`);
-    this.#factories.set(name, factory);
+    if (this.#backends.has(name)) throw new Error(`backend '${name}' is already registered`);
+    this.#backends.set(
+      name,
+      typeof backend === 'function' ? { name, createInstance: backend } : { ...backend, name },
+    );
     return this;
   }
 
-  /** The factory registered under `name`, if any. */
+  /** The instance factory registered under `name`, if any. */
   get(name: string): BackendFactory | undefined {
-    return this.#factories.get(name);
+    return this.#backends.get(name)?.createInstance;
+  }
+
+  /** The backend a config runs on (by {@link backendKey}), if it is registered. */
+  find(config: { readonly backend: string; readonly platform: string }): Backend | undefined {
+    return this.#backends.get(backendKey(config));
+  }
+
+  /** Whether a config's backend is registered here; when not, the user-facing reason. */
+  support(config: { readonly backend: string; readonly platform: string }): BackendSupport {
+    return checkBackend(config, this.names());
+  }
+
+  /** Which batch-input features the instances of a config's backend read. */
+  batchInputs(config: { readonly backend: string; readonly platform: string }): BatchInputSupport {
+    return this.find(config)?.batchInputs ?? 'none';
   }
 
   /** Registered names, in registration order. */
   names(): string[] {
-    return [...this.#factories.keys()];
+    return [...this.#backends.keys()];
   }
 }

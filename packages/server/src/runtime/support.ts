@@ -1,6 +1,6 @@
 /**
- * Which backends tritonserver-ts can run (no heavy imports: the repository layer uses this to mark
- * models UNAVAILABLE early).
+ * Which backends tritonserver-ts can run (no backend code imported), and the check that tells a
+ * config whose backend is not registered, with the message the repository lists it UNAVAILABLE with.
  * @packageDocumentation
  */
 
@@ -16,27 +16,28 @@ export type SupportedBackend = (typeof SUPPORTED_BACKENDS)[number];
 
 /** Whether a config's backend can run here; when not, a user-facing reason. */
 export type BackendSupport =
-  | { readonly supported: true; readonly backend: SupportedBackend }
+  | { readonly supported: true; readonly backend: string }
   | { readonly supported: false; readonly backend: string; readonly reason: string };
 
 /**
  * Tells whether a (normalized) config's backend can run in tritonserver-ts, e.g.
  * `backend 'tensorflow' is not supported by tritonserver-ts (supported: onnxruntime, identity, python)`.
+ * @param supported - the registered names (a registry's `names()`); default {@link SUPPORTED_BACKENDS}.
  */
-export function checkBackend(config: {
-  readonly backend: string;
-  readonly platform: string;
-}): BackendSupport {
+export function checkBackend(
+  config: { readonly backend: string; readonly platform: string },
+  supported: readonly string[] = SUPPORTED_BACKENDS,
+): BackendSupport {
   const backend = config.backend;
   // The registry's key: the backend, or the platform for configs without one (ensembles never get
   // here: they have no backend, ADR 0011).
   const key = backend !== '' ? backend : config.platform;
-  if ((SUPPORTED_BACKENDS as readonly string[]).includes(key)) {
-    return { supported: true, backend: key as SupportedBackend };
+  if (supported.includes(key)) {
+    return { supported: true, backend: key };
   }
   const what =
     backend === ''
       ? `platform '${config.platform}' is not supported by tritonserver-ts`
       : `backend '${backend}' is not supported by tritonserver-ts`;
-  return { supported: false, backend, reason: `${what} (supported: ${SUPPORTED_BACKENDS.join(', ')})` };
+  return { supported: false, backend, reason: `${what} (supported: ${supported.join(', ')})` };
 }

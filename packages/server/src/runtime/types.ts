@@ -9,16 +9,9 @@
 import type { PackedTensor } from '@tritonserver-ts/protocol';
 
 import type { RequestTrace } from '../common/request-trace.js';
+import type { ExecutionTimings } from '../statistics/model-statistics.js';
 
-/** Nanosecond timings of one execution, split like Triton's compute_input / compute_infer / compute_output. */
-export interface ExecutionTimings {
-  /** Preparing inputs for the backend (e.g. building ORT tensors, concatenating a batch). */
-  readonly computeInputNs: bigint;
-  /** The backend's own run. */
-  readonly computeInferNs: bigint;
-  /** Turning backend outputs into protocol tensors. */
-  readonly computeOutputNs: bigint;
-}
+export type { ExecutionTimings };
 
 /** The result of one execution: every model output, keyed by name, plus its timings. */
 export interface ExecutionResult {

@@ -37,7 +37,7 @@ export const createScheduler: SchedulerFactory &
       ...(options.statistics === undefined ? {} : { statistics: options.statistics }),
     }) as SchedulingEngine;
   }
-  const layout = batchLayoutOf(config);
+  const layout = batchLayoutOf(config, options.batchInputs ?? 'none');
   const common = {
     modelName: options.modelName,
     modelVersion: options.modelVersion,

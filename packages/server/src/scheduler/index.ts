@@ -13,4 +13,3 @@ export * from './create-scheduler.js';
 export * from './reloadable-scheduler.js';
 export * from './warmup.js';
 export type { QueuedRequest, SchedulingQueue, TakeResult } from './entry.js';
-export * from './worker-instances.js';

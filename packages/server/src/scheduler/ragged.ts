@@ -1,7 +1,8 @@
 /**
- * Ragged batching (Triton's `allow_ragged_batch`, `batch_input`, `batch_output`) for models on the
- * onnxruntime backend, laid out the way Triton's ONNX Runtime backend gives it to a model (the
- * computations are in `runtime/batch-io.ts`):
+ * Ragged batching (Triton's `allow_ragged_batch`, `batch_input`, `batch_output`) for models whose
+ * backend reads them (the runtime's `Backend.batchInputs`: onnxruntime all of them, identity ragged
+ * inputs), laid out the way Triton's ONNX Runtime backend gives them to a model (the computations
+ * are in `runtime/batch-io.ts`):
  * - requests share a batch when their non-ragged inputs agree; a ragged input only has to agree on
  *   its datatype (Triton enforces equal shapes only for variable-size inputs that are not ragged);
  * - a ragged input is one 1-D tensor of every request's elements, in batch order;
@@ -22,6 +23,7 @@ import {
   scatterSpecs,
   type ScatterSpec,
 } from '../runtime/batch-io.js';
+import type { BatchInputSupport } from '../runtime/registry.js';
 import { product } from '../runtime/shapes.js';
 import { concatInputs, sliceData, splitOutputs } from './batch.js';
 
@@ -35,16 +37,16 @@ export interface BatchLayout {
 
 /**
  * The layout of `config`, or `undefined` when it has no ragged input, batch input or batch output,
- * or when its backend reads none of them. On the identity backend only ragged inputs count: requests
- * whose ragged inputs differ in shape share a batch, which the instance answers request by request
- * (its per-request path), so the layout only changes which requests may share a batch.
+ * or when its backend reads none of them (`support`, the backend's `batchInputs`). A backend that
+ * reads only ragged inputs (identity) answers a batch request by request (its per-request path): the
+ * layout then only lets requests whose ragged inputs differ in shape share a batch.
  */
-export function batchLayoutOf(config: ModelConfig): BatchLayout | undefined {
+export function batchLayoutOf(config: ModelConfig, support: BatchInputSupport): BatchLayout | undefined {
   const raggedInputs = new Set(config.input.filter((i) => i.allow_ragged_batch).map((i) => i.name));
-  if (config.backend === 'identity') {
+  if (support === 'ragged') {
     return raggedInputs.size === 0 ? undefined : { raggedInputs, batchInputs: [], scatter: new Map() };
   }
-  if (config.backend !== 'onnxruntime') return undefined;
+  if (support !== 'all') return undefined;
   if (raggedInputs.size === 0 && config.batch_input.length === 0 && config.batch_output.length === 0) {
     return undefined;
   }

@@ -6,11 +6,9 @@
  * with the core's `ServerError` (Triton texts: see `scheduler/errors.ts`). Implementation:
  * `createScheduler` in `scheduler/create-scheduler.ts`.
  *
- * Note to the core engineer: onnxruntime-node runs `session.run` synchronously on the calling
- * thread, so instances created on the main thread execute one after another and block the event
- * loop while they run. Use `createWorkerInstances` (`scheduler/worker-instances.ts`, same signature
- * as `runtime/createInstances`) as `services.createInstances` so instance groups really run
- * concurrently; call `runWarmup` (`scheduler/warmup.ts`) before marking a version READY.
+ * Note to the core engineer: instances come from the runtime (`runtime/backends.ts`
+ * `createInstances`, with the core's backend registry, which hosts onnxruntime sessions in worker
+ * threads); call `runWarmup` (`scheduler/warmup.ts`) before marking a version READY.
  *
  * The core validates a request, then hands it to the model's scheduler; the scheduler queues it,
  * forms batches (dynamic batching, issue 5), runs them on free {@link ModelInstance}s, splits
@@ -24,6 +22,7 @@ import type { InferenceHost } from '../common/inference-host.js';
 import type { RequestTrace } from '../common/request-trace.js';
 import type { ParameterValue } from '../common/types.js';
 import type { ModelConfig } from '../repository/model-config.js';
+import type { BatchInputSupport } from '../runtime/registry.js';
 import type { ModelInstance } from '../runtime/types.js';
 import type { ModelStatistics } from '../statistics/model-statistics.js';
 
@@ -110,6 +109,11 @@ export type SchedulerFactory = (options: {
   /** The parsed model config (see repository/). */
   readonly config: ModelConfig;
   readonly instances: readonly ModelInstance[];
+  /**
+   * Which ragged / batch-input features the model's backend reads (the runtime's
+   * `Backend.batchInputs`, asked by the core). Default `none`.
+   */
+  readonly batchInputs?: BatchInputSupport;
   /** Where the scheduler records this version's statistics (see statistics/StatisticsRegistry). */
   readonly statistics?: ModelStatistics;
   /** The server hosting the model, for schedulers that run other models (ensembles). */

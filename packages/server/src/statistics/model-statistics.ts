@@ -16,7 +16,19 @@
  * microseconds (`ns / 1000` truncated per request), as Triton's metric reporter does.
  * @packageDocumentation
  */
-import type { ExecutionTimings } from '../runtime/types.js';
+
+/**
+ * Nanosecond timings of one execution, split like Triton's compute_input / compute_infer /
+ * compute_output (what a backend's instance reports and the statistics add up).
+ */
+export interface ExecutionTimings {
+  /** Preparing inputs for the backend (e.g. building ORT tensors, concatenating a batch). */
+  readonly computeInputNs: bigint;
+  /** The backend's own run. */
+  readonly computeInferNs: bigint;
+  /** Turning backend outputs into protocol tensors. */
+  readonly computeOutputNs: bigint;
+}
 
 /** A cumulative `{count, ns}` pair (Triton's `StatisticDuration`). */
 export interface DurationStat {

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
-import { modelConfigToText, parseModelConfigText, resolveModel } from '../../src/repository/index.js';
+import { modelConfigToText, parseModelConfigText } from '../../src/repository/index.js';
+import { resolveModel } from '../../src/runtime/index.js';
 import { TEST_MODELS, writeTestModelRepository } from '../../src/testing/index.js';
 
 describe('config.pbtxt writer', () => {

@@ -8,16 +8,15 @@ import type {
   ModelDefinition,
   ModelResolution,
   RepositoryEntry,
-  ResolveModelOptions,
 } from '../../src/repository/index.js';
 import {
   ModelRepositoryError,
   listRepositoryModels,
   listVersionDirectories,
   modelConfigToJson,
-  resolveModel,
   selectVersions,
 } from '../../src/repository/index.js';
+import { resolveModel, type ResolveModelOptions } from '../../src/runtime/index.js';
 import {
   CLASSIFIER_LABELS,
   TEST_MODELS,

@@ -6,7 +6,6 @@ import type { PackedTensor } from '@tritonserver-ts/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { ModelDefinition } from '../../src/repository/index.js';
-import { resolveModel } from '../../src/repository/index.js';
 import type { BackendInstanceSpec } from '../../src/runtime/index.js';
 import {
   BackendError,
@@ -14,6 +13,7 @@ import {
   SUPPORTED_BACKENDS,
   builtinBackends,
   createInstances,
+  resolveModel,
 } from '../../src/runtime/index.js';
 import { writeTestModelRepository } from '../../src/testing/index.js';
 

@@ -10,8 +10,10 @@
 import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
+import { ModelRepositoryError } from '../../repository/errors.js';
 import { modelConfigToJson, parseModelConfigJson } from '../../repository/model-config-io.js';
 import type { ModelConfig } from '../../repository/model-config.js';
+import type { AutoCompleteRequest } from '../../repository/types.js';
 import { initErrorMessage } from './missing-module.js';
 import {
   findPythonInterpreter,
@@ -62,5 +64,26 @@ export async function runPythonAutoComplete(
     return parseModelConfigJson(frame.header.config as object);
   } finally {
     await stub.stop(1000);
+  }
+}
+
+/**
+ * The Python backend's auto-complete (its `Backend.autoCompleteConfig`): runs the latest version's
+ * `auto_complete_config` ({@link runPythonAutoComplete}) and resolves with the completed config.
+ * @throws ModelRepositoryError `MODEL_LOAD_FAILED` naming the model and its file.
+ */
+export async function autoCompletePythonConfig(
+  config: ModelConfig,
+  request: AutoCompleteRequest,
+  settings?: PythonBackendSettings,
+): Promise<ModelConfig | undefined> {
+  try {
+    return await runPythonAutoComplete(config, request.modelPath, settings);
+  } catch (error) {
+    throw new ModelRepositoryError(
+      'MODEL_LOAD_FAILED',
+      `auto_complete_config of model '${config.name}' (${request.displayPath}) failed: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
   }
 }

@@ -4,15 +4,15 @@
  * HTTP while models run. (onnxruntime-node's `session.run` is synchronous on its calling thread:
  * with sessions on the main thread, N instances would run one after another.)
  *
- * {@link createWorkerInstances} has the signature of `runtime/createInstances` and is a drop-in for
- * the core's `services.createInstances`: the runtime creates and validates the instances exactly as
- * usual (kinds, `KIND_GPU` handling, thread parameters, signature checks, errors); each onnxruntime
- * instance is then re-hosted in its own worker with the same spec, and the main-thread session is
- * released. Other backends (identity) stay on the main thread.
+ * The onnxruntime backend creates its instances here when its settings ask for worker threads
+ * (`OnnxruntimeSettings.workerThreads`, the core's default): the runtime's rules (kinds, `KIND_GPU`
+ * handling, names, thread parameters) apply unchanged in `createInstances`, and the backend starts
+ * one worker per instance with the instance's spec. The session is created once, in the worker
+ * (the worker runs the backend's own `createOnnxInstance`, so validation and errors are the
+ * backend's); no session is created on the main thread for it (except the inline one below).
  *
  * Costs: each input is copied once into the worker (timed into `compute_input`), outputs are
- * transferred back without copying. Each session is created once, in its worker (the worker runs the
- * runtime's own `createOnnxInstance`, so validation and errors are the runtime's).
+ * transferred back without copying.
  *
  * Tiny executions skip the hop (issue 11, `inline-policy.ts`): once the worker's own compute times
  * show that executions of some input size take less than the hop costs, a second session of the
@@ -24,16 +24,10 @@ import type { Worker } from 'node:worker_threads';
 
 import { BytesList, type FixedTensorData, type PackedTensor } from '@tritonserver-ts/protocol';
 
-import type { ModelDefinition } from '../repository/types.js';
-import {
-  createInstances,
-  type CreateInstancesOptions,
-  type RuntimeModelInstance,
-} from '../runtime/backends.js';
-import { BackendError, type BackendErrorCode } from '../runtime/errors.js';
-import { createOnnxInstance, type OnnxInstanceSpec } from '../runtime/onnxruntime-backend.js';
-import type { ExecutionResult } from '../runtime/types.js';
-import { startWorkerModule } from '../common/worker-module.js';
+import { startWorkerModule } from '../../common/worker-module.js';
+import { BackendError, type BackendErrorCode } from '../errors.js';
+import type { ExecutionResult, RuntimeModelInstance } from '../types.js';
+import { createOnnxInstance, type OnnxInstanceSpec } from './onnxruntime-backend.js';
 import { INLINE_MODEL_MAX_BYTES, InlinePolicy, inputBytes } from './inline-policy.js';
 import type { FromWorker, ToWorker } from './ort-worker.js';
 import { fromWorkerTensor, toWorkerTensor, type WorkerTensor } from './worker-tensors.js';
@@ -365,21 +359,4 @@ export class WorkerModelInstance implements RuntimeModelInstance {
     })();
     return this.#disposed;
   }
-}
-
-/**
- * Drop-in for `runtime/createInstances` that hosts every onnxruntime instance in its own worker
- * thread (see the module documentation). The runtime's rules (kinds, `KIND_GPU`, names, thread
- * parameters) apply unchanged; only the onnxruntime session is created inside the worker, once.
- */
-export function createWorkerInstances(
-  model: ModelDefinition,
-  version: number,
-  options: CreateInstancesOptions = {},
-  workerOptions: WorkerInstanceOptions = {},
-): Promise<RuntimeModelInstance[]> {
-  return createInstances(model, version, {
-    ...options,
-    createOnnxInstance: (spec) => WorkerModelInstance.start(spec, workerOptions),
-  });
 }

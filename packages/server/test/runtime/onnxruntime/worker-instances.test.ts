@@ -6,14 +6,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { PackedTensor } from '@tritonserver-ts/protocol';
 
-import { listRepositoryModels, resolveModel } from '../../src/repository/index.js';
-import type { ModelInstanceGroup } from '../../src/repository/model-config.js';
-import type { ModelDefinition } from '../../src/repository/types.js';
-import type { RuntimeModelInstance } from '../../src/runtime/backends.js';
-import { createDynamicBatcher } from '../../src/scheduler/dynamic-batcher.js';
-import { WorkerModelInstance, createWorkerInstances } from '../../src/scheduler/worker-instances.js';
-import { writeTestModelRepository } from '../../src/testing/index.js';
-import { dynamicBatching } from './helpers.js';
+import { listRepositoryModels } from '../../../src/repository/index.js';
+import type { ModelInstanceGroup } from '../../../src/repository/model-config.js';
+import type { ModelDefinition } from '../../../src/repository/types.js';
+import type { RuntimeModelInstance } from '../../../src/runtime/backends.js';
+import { createDynamicBatcher } from '../../../src/scheduler/dynamic-batcher.js';
+import { createWorkerInstances, resolveModel } from '../../../src/runtime/index.js';
+import { WorkerModelInstance } from '../../../src/runtime/onnxruntime/worker-instances.js';
+import { writeTestModelRepository } from '../../../src/testing/index.js';
+import { dynamicBatching } from '../../scheduler/helpers.js';
 
 let dir: string;
 let simple: ModelDefinition;

@@ -17,14 +17,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { OnnxGraphBuilder } from '@tritonserver-ts/onnx-builder';
 
-import { startServer, type RunningServer } from '../../src/index.js';
-import type { RuntimeModelInstance } from '../../src/runtime/backends.js';
-import {
-  WorkerModelInstance,
-  createWorkerInstances,
-  type ExecutionSpan,
-} from '../../src/scheduler/worker-instances.js';
-import { infer } from '../helpers/server.js';
+import { startServer, type RunningServer } from '../../../src/index.js';
+import type { RuntimeModelInstance } from '../../../src/runtime/backends.js';
+import { createWorkerInstances } from '../../../src/runtime/index.js';
+import { WorkerModelInstance, type ExecutionSpan } from '../../../src/runtime/onnxruntime/worker-instances.js';
+import { infer } from '../../helpers/server.js';
 
 const WIDTH = 512;
 const LAYERS = 32;

@@ -5,11 +5,12 @@ import { join } from 'node:path';
 import { BytesList, type Datatype, type PackedTensor } from '@tritonserver-ts/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import type { ModelDefinition, ResolveModelOptions } from '../../src/repository/index.js';
-import { createModelConfig, resolveModel } from '../../src/repository/index.js';
-import type { RuntimeModelInstance } from '../../src/runtime/index.js';
-import { BackendError, createInstances, sessionOptionsFor } from '../../src/runtime/index.js';
-import { CLASSIFIER_LABELS, VERSIONED_VERSIONS, writeTestModelRepository } from '../../src/testing/index.js';
+import type { ModelDefinition } from '../../../src/repository/index.js';
+import { createModelConfig } from '../../../src/repository/index.js';
+import { resolveModel, type ResolveModelOptions } from '../../../src/runtime/index.js';
+import type { RuntimeModelInstance } from '../../../src/runtime/index.js';
+import { BackendError, createInstances, sessionOptionsFor } from '../../../src/runtime/index.js';
+import { CLASSIFIER_LABELS, VERSIONED_VERSIONS, writeTestModelRepository } from '../../../src/testing/index.js';
 
 let root: string;
 const opened: RuntimeModelInstance[] = [];

@@ -17,13 +17,15 @@
  * unordered map and is unspecified).
  * @packageDocumentation
  */
+import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 
 import ort from 'onnxruntime-node';
 
-import { redactPath } from './contained-path.js';
-import { ModelConfigError } from './errors.js';
-import type { DataType, ModelConfig, ModelInput, ModelOutput } from './model-config.js';
+import { redactPath } from '../../repository/contained-path.js';
+import { ModelConfigError, ModelRepositoryError } from '../../repository/errors.js';
+import type { AutoCompleteRequest } from '../../repository/types.js';
+import type { DataType, ModelConfig, ModelInput, ModelOutput } from '../../repository/model-config.js';
 
 /** ORT tensor element types → model-config data types. */
 export const ORT_TO_CONFIG_DATATYPE: Readonly<Record<string, DataType>> = {
@@ -166,4 +168,33 @@ export function autoCompleteFromSignature(
       is_non_linear_format_io: false,
     }));
   }
+}
+
+/**
+ * The onnxruntime backend's auto-complete (its `Backend.autoCompleteConfig`): when the config lacks
+ * inputs or outputs, reads the model file's signature and applies {@link autoCompleteFromSignature}.
+ * @throws ModelRepositoryError `MODEL_LOAD_FAILED` when the model file is missing
+ * @throws ModelConfigError `MODEL_CONFIG_INVALID`
+ */
+export async function autoCompleteOnnxConfig(
+  config: ModelConfig,
+  request: AutoCompleteRequest,
+): Promise<ModelConfig | undefined> {
+  if (!needsAutoComplete(config)) return undefined;
+  const found = await stat(request.modelPath).then(
+    () => true,
+    () => false,
+  );
+  if (!found) {
+    throw new ModelRepositoryError(
+      'MODEL_LOAD_FAILED',
+      `unable to find '${request.displayPath}' for model '${config.name}'`,
+    );
+  }
+  autoCompleteFromSignature(
+    config,
+    await readOnnxSignature(request.modelPath, config.name, request.displayPath),
+    request.defaultMaxBatchSize,
+  );
+  return config;
 }

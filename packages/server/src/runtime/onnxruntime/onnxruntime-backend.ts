@@ -15,13 +15,13 @@ import { datatypeFromModelConfig } from '@tritonserver-ts/protocol';
 import ort from 'onnxruntime-node';
 import { basename } from 'node:path';
 
-import { redactPath } from '../repository/contained-path.js';
-import type { BatchInput, ModelConfig, ModelInput, ModelOutput } from '../repository/model-config.js';
-import { batchInputTensor, raggedShape } from './batch-io.js';
-import { BackendError } from './errors.js';
+import { redactPath } from '../../repository/contained-path.js';
+import type { BatchInput, ModelConfig, ModelInput, ModelOutput } from '../../repository/model-config.js';
+import { batchInputTensor, raggedShape } from '../batch-io.js';
+import { BackendError } from '../errors.js';
 import { fromOrtTensor, toOrtTensor } from './ort-tensors.js';
-import { formatShape, reshapeBatched, shapeMatches } from './shapes.js';
-import type { ExecutionResult, RuntimeModelInstance } from './types.js';
+import { formatShape, reshapeBatched, shapeMatches } from '../shapes.js';
+import type { ExecutionResult, RuntimeModelInstance } from '../types.js';
 
 /** What an instance needs to know. */
 export interface OnnxInstanceSpec {

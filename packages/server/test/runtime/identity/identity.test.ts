@@ -5,11 +5,12 @@ import { join } from 'node:path';
 import { BytesList, type PackedTensor } from '@tritonserver-ts/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import type { ModelDefinition, ResolveModelOptions } from '../../src/repository/index.js';
-import { createModelConfig, resolveModel } from '../../src/repository/index.js';
-import type { RuntimeModelInstance } from '../../src/runtime/index.js';
-import { BackendError, createInstances, identityPairs } from '../../src/runtime/index.js';
-import { SLOW_IDENTITY_DELAY_MS, writeTestModelRepository } from '../../src/testing/index.js';
+import type { ModelDefinition } from '../../../src/repository/index.js';
+import { createModelConfig } from '../../../src/repository/index.js';
+import { resolveModel, type ResolveModelOptions } from '../../../src/runtime/index.js';
+import type { RuntimeModelInstance } from '../../../src/runtime/index.js';
+import { BackendError, createInstances, identityPairs } from '../../../src/runtime/index.js';
+import { SLOW_IDENTITY_DELAY_MS, writeTestModelRepository } from '../../../src/testing/index.js';
 
 let root: string;
 

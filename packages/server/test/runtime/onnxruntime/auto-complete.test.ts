@@ -1,10 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
-import {
-  ModelConfigError,
-  autoCompleteFromSignature,
-  createModelConfig,
-} from '../../src/repository/index.js';
+import { ModelConfigError, createModelConfig } from '../../../src/repository/index.js';
+import { autoCompleteFromSignature } from '../../../src/runtime/onnxruntime/auto-complete.js';
 
 const batchable = {
   inputs: [{ name: 'x', dataType: 'TYPE_FP32' as const, dims: [-1, 3] }],

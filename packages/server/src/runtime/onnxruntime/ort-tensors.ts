@@ -19,7 +19,7 @@
 import { BytesList, type Datatype, type PackedTensor } from '@tritonserver-ts/protocol';
 import ort from 'onnxruntime-node';
 
-import { BackendError } from './errors.js';
+import { BackendError } from '../errors.js';
 
 /** Protocol datatype → ORT tensor type. */
 export const DATATYPE_TO_ORT: Readonly<Partial<Record<Datatype, ort.Tensor.Type>>> = {

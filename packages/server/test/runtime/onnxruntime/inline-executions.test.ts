@@ -12,18 +12,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { BytesList, type PackedTensor } from '@tritonserver-ts/protocol';
 
-import { listRepositoryModels, resolveModel } from '../../src/repository/index.js';
-import type { ModelInstanceGroup } from '../../src/repository/model-config.js';
-import type { ModelDefinition } from '../../src/repository/types.js';
+import { listRepositoryModels } from '../../../src/repository/index.js';
+import type { ModelInstanceGroup } from '../../../src/repository/model-config.js';
+import type { ModelDefinition } from '../../../src/repository/types.js';
 import {
   INLINE_COMPUTE_MAX_NS,
   INLINE_WINDOW,
   InlinePolicy,
   inputBytes,
-} from '../../src/scheduler/inline-policy.js';
-import type { WorkerModelInstance } from '../../src/scheduler/worker-instances.js';
-import { createWorkerInstances } from '../../src/scheduler/worker-instances.js';
-import { writeTestModelRepository } from '../../src/testing/index.js';
+} from '../../../src/runtime/onnxruntime/inline-policy.js';
+import type { WorkerModelInstance } from '../../../src/runtime/onnxruntime/worker-instances.js';
+import { createWorkerInstances, resolveModel } from '../../../src/runtime/index.js';
+import { writeTestModelRepository } from '../../../src/testing/index.js';
 
 const SHORT = INLINE_COMPUTE_MAX_NS / 2n;
 const LONG = INLINE_COMPUTE_MAX_NS * 2n;

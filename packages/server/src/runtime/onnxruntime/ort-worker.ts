@@ -13,9 +13,9 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 
-import { BackendError } from '../runtime/errors.js';
-import { createOnnxInstance, type OnnxInstanceSpec } from '../runtime/onnxruntime-backend.js';
-import type { ModelInstance } from '../runtime/types.js';
+import { BackendError } from '../errors.js';
+import { createOnnxInstance, type OnnxInstanceSpec } from './onnxruntime-backend.js';
+import type { ModelInstance } from '../types.js';
 import { fromWorkerTensor, toWorkerTensor, type WorkerTensor } from './worker-tensors.js';
 
 /** Messages the worker receives. */

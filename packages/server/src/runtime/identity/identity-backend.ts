@@ -20,15 +20,15 @@ import type { PackedTensor, PackedTensorData } from '@tritonserver-ts/protocol';
 import { BytesList, datatypeFromModelConfig } from '@tritonserver-ts/protocol';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import type { ModelConfig } from '../repository/model-config.js';
-import { BackendError } from './errors.js';
+import type { ModelConfig } from '../../repository/model-config.js';
+import { BackendError } from '../errors.js';
 import type {
   ExecutionResult,
   ExecutionTimings,
   InstanceRequest,
   InstanceResponse,
   RuntimeModelInstance,
-} from './types.js';
+} from '../types.js';
 
 /** What an identity instance needs to know. */
 export interface IdentityInstanceSpec {
