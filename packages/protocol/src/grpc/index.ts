@@ -16,6 +16,7 @@ export * from './infer-request.js';
 export * from './infer-request-encoder.js';
 export * from './infer-response.js';
 export * from './infer-response-decoder.js';
+export * from './wire-writer.js';
 export * from './proto-dir.js';
 export {
   create,

@@ -27,6 +27,7 @@ import {
 } from './gen/grpc_service_pb.js';
 import { decodeMessage, type MessageInput, type MessageSerializers } from './codec.js';
 import { toModelInferRequest, type GrpcInferCall } from './infer-request.js';
+import { delimitedSize, varintSize, writeVarint } from './wire-writer.js';
 
 /** Field 7 (`raw_input_contents`), wire type 2 (length-delimited): `(7 << 3) | 2`. */
 const RAW_INPUT_CONTENTS_TAG = 0x3a;
@@ -39,26 +40,6 @@ function writeRawInputContents(out: Buffer, offset: number, raw: readonly Uint8A
     out.set(entry, offset);
     offset += entry.byteLength;
   }
-  return offset;
-}
-
-/** Bytes of the varint encoding of `n` (0 ≤ n < 2^53). */
-function varintSize(n: number): number {
-  let size = 1;
-  while (n >= 0x80) {
-    n = Math.floor(n / 0x80);
-    size++;
-  }
-  return size;
-}
-
-/** Writes the varint of `n` (0 ≤ n < 2^53) at `offset`; returns the offset after it. */
-function writeVarint(out: Buffer, offset: number, n: number): number {
-  while (n >= 0x80) {
-    out[offset++] = (n % 0x80) | 0x80;
-    n = Math.floor(n / 0x80);
-  }
-  out[offset++] = n;
   return offset;
 }
 
@@ -77,7 +58,7 @@ export function encodeModelInferRequest(message: MessageInput<typeof ModelInferR
   }
   const head = toBinary(ModelInferRequestSchema, { ...request, rawInputContents: [] });
   let size = head.byteLength;
-  for (const entry of raw) size += 1 + varintSize(entry.byteLength) + entry.byteLength;
+  for (const entry of raw) size += delimitedSize(entry.byteLength);
   const out = Buffer.allocUnsafe(size);
   out.set(head, 0);
   writeRawInputContents(out, head.byteLength, raw);
@@ -107,11 +88,6 @@ function utf8Size(s: string): number {
   const n = s.length;
   for (let i = 0; i < n; i++) if (s.charCodeAt(i) > 0x7f) return Buffer.byteLength(s, 'utf8');
   return n;
-}
-
-/** Size of a length-delimited field with a body of `n` bytes, tag included (one-byte tags). */
-function delimitedSize(n: number): number {
-  return 1 + varintSize(n) + n;
 }
 
 /** Writes a string field (skipped when empty, as proto3 does) with a one-byte tag. */

@@ -13,6 +13,8 @@
 import {
   ModelInferRequestSchema,
   decodeMessage,
+  delimitedSize as recordSize,
+  writeVarint,
   type InferTensorContents,
   type ModelInferRequest,
 } from '@tritonserver-ts/protocol/grpc';
@@ -211,31 +213,6 @@ interface InputScan {
   readonly kept: number;
   /** The same for each of its `contents` records, in order. */
   readonly keptContents: readonly number[];
-}
-
-/** Bytes of the protobuf varint of `n` (0 ≤ n < 2^53). */
-export function varintSize(n: number): number {
-  let size = 1;
-  while (n >= 0x80) {
-    n = Math.floor(n / 0x80);
-    size++;
-  }
-  return size;
-}
-
-/** Writes the varint of `n` at `at`; returns the offset after it. */
-export function writeVarint(out: Uint8Array, at: number, n: number): number {
-  while (n >= 0x80) {
-    out[at++] = (n % 0x80) | 0x80;
-    n = Math.floor(n / 0x80);
-  }
-  out[at++] = n;
-  return at;
-}
-
-/** A length-delimited record's size around a payload of `n` bytes (fields 1-15: a one-byte tag). */
-function recordSize(n: number): number {
-  return 1 + varintSize(n) + n;
 }
 
 /** Scans the input record whose payload is `[start, end)`. */

@@ -17,7 +17,7 @@ import {
   type ModelStreamInferResponse,
 } from '@tritonserver-ts/protocol/grpc';
 import { create, type MessageInitShape } from '@tritonserver-ts/protocol/grpc';
-import { varintSize, writeVarint } from './packed-request.js';
+import { varintSize, writeVarint } from '@tritonserver-ts/protocol/grpc';
 
 /** `raw_output_contents` (field 6, length-delimited) and `infer_response` (field 2, length-delimited). */
 const RAW_OUTPUT_CONTENTS_TAG = (6 << 3) | 2;
