@@ -9,7 +9,6 @@
  * server writes Triton's own JSON trace file only.
  * @packageDocumentation
  */
-import { stringifyJson } from '@tritonserver-ts/protocol/http';
 import { type TraceSettings } from '@tritonserver-ts/protocol';
 
 import { echo } from '../common/echo.js';
@@ -320,7 +319,7 @@ export function parseTraceLevels(list: readonly unknown[]): TraceLevel | undefin
     } else if (l === 'TENSORS') {
       tensors = true;
     } else if (typeof l !== 'string') {
-      throw invalidArg(`invalid value for trace_level: '${echo(stringifyJson(l))}' (expected a string)`);
+      throw invalidArg(`invalid value for trace_level: '${echo(jsonText(l))}' (expected a string)`);
     }
   }
   if (off) return 'OFF';
@@ -338,3 +337,17 @@ export function traceSettingsObject(values: TraceValues): TraceSettings {
     trace_mode: 'triton',
   };
 }
+
+/**
+ * `value` as JSON for a message, `bigint` values as exact integer literals (a 64-bit value of a
+ * JSON body), without importing a wire's codec into the core.
+ */
+function jsonText(value: unknown): string {
+  const mark = '\u0000bigint:';
+  const text = JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? `${mark}${v}` : v)) as
+    | string
+    | undefined;
+  if (text === undefined) return String(text);
+  return text.replace(/"\\u0000bigint:(-?\d+)"/g, '$1');
+}
+
