@@ -3,7 +3,7 @@
  * (`model_config_utils.cc`), same rules, same order, same messages (with the " for <model>" that
  * `ValidateModelIOConfig` appends). Triton has no rule tying them, or `allow_ragged_batch`, to
  * `max_batch_size` or dynamic batching; the backend checks the rest when the model loads
- * (`runtime/onnxruntime-backend.ts`: ragged inputs must be `[-1]` in the model, the input count).
+ * (`runtime/onnxruntime/onnxruntime-backend.ts`: ragged inputs must be `[-1]` in the model, the input count).
  * @packageDocumentation
  */
 import { ModelConfigError } from './errors.js';
