@@ -55,12 +55,13 @@ function boundary(key: string): Boundary {
   return found;
 }
 
-/** One refused import: `specifier` imported from a file at `at` must be reported with `key`'s message. */
-interface Refused {
-  readonly at: string;
-  readonly specifier: string;
-  readonly key: string;
-}
+/**
+ * One refused import: `specifier` imported from a file at `at` must be reported once, with `key`'s
+ * message, or with the server layer message of folder `layer`.
+ */
+type Refused = { readonly at: string; readonly specifier: string } & (
+  { readonly key: string; readonly layer?: never } | { readonly layer: string; readonly key?: never }
+);
 
 const refused: Refused[] = [
   // packages/protocol: the bottom layer, one neutral root, two wires that do not know each other.
@@ -129,6 +130,62 @@ const refused: Refused[] = [
     key: 'serverNoClient',
   },
   { at: 'packages/server/src/core/probe.ts', specifier: '@tritonserver-ts/client', key: 'serverNoClient' },
+  {
+    at: 'packages/server/src/runtime/onnxruntime/probe.ts',
+    specifier: '@tritonserver-ts/client/protocol',
+    key: 'serverNoClient',
+  },
+  { at: 'packages/server/src/core/probe.ts', specifier: '../http/router.js', key: 'coreNoWire' },
+  { at: 'packages/server/src/core/probe.ts', specifier: '../grpc/status.js', key: 'coreNoWire' },
+  { at: 'packages/server/src/core/probe.ts', specifier: '@tritonserver-ts/protocol/http', key: 'coreNoWire' },
+  { at: 'packages/server/src/core/probe.ts', specifier: '@tritonserver-ts/protocol/grpc', key: 'coreNoWire' },
+  // packages/server/src folders: lower layers do not import higher ones (ADR 17).
+  { at: 'packages/server/src/common/probe.ts', specifier: '../repository/index.js', layer: 'common' },
+  { at: 'packages/server/src/repository/probe.ts', specifier: '../runtime/registry.js', layer: 'repository' },
+  { at: 'packages/server/src/statistics/probe.ts', specifier: '../scheduler/index.js', layer: 'statistics' },
+  { at: 'packages/server/src/runtime/probe.ts', specifier: '../scheduler/index.js', layer: 'runtime' },
+  { at: 'packages/server/src/runtime/python/probe.ts', specifier: '../../core/server.js', layer: 'runtime' },
+  { at: 'packages/server/src/scheduler/probe.ts', specifier: '../core/server.js', layer: 'scheduler' },
+  { at: 'packages/server/src/core/probe.ts', specifier: '../metrics/index.js', layer: 'core' },
+  { at: 'packages/server/src/http/probe.ts', specifier: '../process/stop-requests.js', layer: 'http' },
+  { at: 'packages/server/src/grpc/handlers/probe.ts', specifier: '../../testing/index.js', layer: 'grpc' },
+  { at: 'packages/server/src/core/probe.ts', specifier: '../index.js', key: 'serverRootFiles' },
+  {
+    at: 'packages/server/src/grpc/handlers/probe.ts',
+    specifier: '../../cli-args.js',
+    key: 'serverRootFiles',
+  },
+  // A backend is one folder behind one interface.
+  {
+    at: 'packages/server/src/scheduler/probe.ts',
+    specifier: '../runtime/onnxruntime/worker-instances.js',
+    key: 'serverBackendInternals',
+  },
+  {
+    at: 'packages/server/src/core/probe.ts',
+    specifier: '../runtime/python/index.js',
+    key: 'serverBackendInternals',
+  },
+  {
+    at: 'packages/server/src/http/probe.ts',
+    specifier: '../runtime/identity/identity-backend.js',
+    key: 'serverBackendInternals',
+  },
+  {
+    at: 'packages/server/src/probe.ts',
+    specifier: './runtime/onnxruntime/index.js',
+    key: 'serverBackendInternals',
+  },
+  {
+    at: 'packages/server/src/runtime/probe.ts',
+    specifier: './onnxruntime/index.js',
+    key: 'serverBackendInternals',
+  },
+  {
+    at: 'packages/server/src/runtime/onnxruntime/probe.ts',
+    specifier: '../python/index.js',
+    key: 'serverOtherBackend',
+  },
   // apps/web: works against a real Triton.
   { at: 'apps/web/src/server/probe.ts', specifier: '@tritonserver-ts/server', key: 'webNoEmbeddedServer' },
   {
@@ -155,19 +212,45 @@ const allowed: { at: string; specifier: string }[] = [
   { at: 'packages/server/src/core/probe.ts', specifier: '@tritonserver-ts/protocol' },
   { at: 'packages/server/src/http/probe.ts', specifier: '@tritonserver-ts/protocol/http' },
   { at: 'packages/server/src/grpc/probe.ts', specifier: '@tritonserver-ts/protocol/grpc' },
+  { at: 'packages/server/src/core/probe.ts', specifier: '../scheduler/index.js' },
+  { at: 'packages/server/src/core/probe.ts', specifier: '../runtime/index.js' },
+  { at: 'packages/server/src/core/probe.ts', specifier: '../common/types.js' },
+  { at: 'packages/server/src/core/probe.ts', specifier: './server.js' },
+  { at: 'packages/server/src/scheduler/probe.ts', specifier: '../runtime/registry.js' },
+  { at: 'packages/server/src/grpc/handlers/probe.ts', specifier: '../status.js' },
+  { at: 'packages/server/src/grpc/handlers/probe.ts', specifier: '../../http/memory-budget.js' },
+  { at: 'packages/server/src/process/probe.ts', specifier: '../core/server.js' },
+  { at: 'packages/server/src/probe.ts', specifier: './runtime/builtin-backends.js' },
+  { at: 'packages/server/src/probe.ts', specifier: './core/server.js' },
+  { at: 'packages/server/src/runtime/builtin-backends.ts', specifier: './onnxruntime/index.js' },
+  { at: 'packages/server/src/runtime/index.ts', specifier: './identity/index.js' },
+  { at: 'packages/server/src/runtime/onnxruntime/probe.ts', specifier: '../registry.js' },
+  { at: 'packages/server/src/runtime/onnxruntime/probe.ts', specifier: './worker-instances.js' },
+  { at: 'packages/server/src/runtime/onnxruntime/probe.ts', specifier: '../../repository/index.js' },
   { at: 'apps/web/test/probe.test.ts', specifier: '@tritonserver-ts/server' },
   { at: 'apps/web/src/server/probe.ts', specifier: '@tritonserver-ts/client' },
 ];
+
+function escapeRegex(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
 
 function importing(specifier: string): string {
   return `import { probe } from '${specifier}';\nexport const used = probe;\n`;
 }
 
 describe('ESLint import boundaries (eslint.boundaries.js)', () => {
-  it.each(refused)('$at may not import $specifier ($key)', async ({ at, specifier, key }) => {
+  it.each(refused)('$at may not import $specifier ($key$layer)', async ({ at, specifier, key, layer }) => {
     const messages = await boundaryMessages(at, importing(specifier));
+    const prefix = `'${specifier}' import is restricted from being used by a pattern. `;
     expect(messages).toEqual([
-      `'${specifier}' import is restricted from being used by a pattern. ${boundary(key).message}`,
+      key !== undefined
+        ? `${prefix}${boundary(key).message}`
+        : expect.stringMatching(
+            new RegExp(
+              `^${escapeRegex(`${prefix}Boundary: packages/server/src is layered`)}.*${escapeRegex(`${layer}/ imports only its own layer and the layers below`)}`,
+            ),
+          ),
     ]);
   });
 
