@@ -14,6 +14,11 @@
  * tensors as one JavaScript string per element (and copies each into a `std::string`), so an
  * execution of n string elements costs some tens of bytes per element on top of the bytes, in the
  * thread that runs the session, for as long as it runs. Everywhere else a BYTES tensor is one buffer.
+ *
+ * FP16 on Node 24+: where the global `Float16Array` exists, onnxruntime-common stores a float16
+ * tensor's data as a `Float16Array` view, but onnxruntime-node's native binding reads a
+ * `Float16Array` as empty (N-API has no float16 typed-array kind: "not enough space: expected 4,
+ * got 0"). The server keeps FP16 as raw half bits in a `Uint16Array` both ways, on every Node.
  * @packageDocumentation
  */
 import { BytesList, type Datatype, type PackedTensor } from '@tritonserver-ts/protocol';
@@ -67,7 +72,19 @@ export function toOrtTensor(tensor: PackedTensor, shape: readonly number[]): ort
     }
     return new ort.Tensor('string', elements.toStrings(), [...shape]);
   }
-  return new ort.Tensor(type, tensor.data as ort.Tensor.DataTypeMap[typeof type], [...shape]);
+  const ortTensor = new ort.Tensor(type, tensor.data as ort.Tensor.DataTypeMap[typeof type], [...shape]);
+  if (tensor.datatype === 'FP16' && !(ortTensor.data instanceof Uint16Array)) {
+    // The native binding reads `data`: give it the half bits as a Uint16Array (see the header).
+    Object.defineProperty(ortTensor, 'data', { value: halfBits(tensor.data as ArrayBufferView) });
+  }
+  return ortTensor;
+}
+
+/** The same bytes as a Uint16Array of half bits (a Float16Array view on Node 24+, or as given). */
+function halfBits(data: ArrayBufferView): Uint16Array {
+  return data instanceof Uint16Array
+    ? data
+    : new Uint16Array(data.buffer, data.byteOffset, data.byteLength / 2);
 }
 
 /**
@@ -86,5 +103,6 @@ export function fromOrtTensor(name: string, value: ort.Tensor): PackedTensor {
   if (datatype === 'BYTES') {
     return { name, datatype, shape, data: BytesList.from(value.data as string[]) };
   }
+  if (datatype === 'FP16') return { name, datatype, shape, data: halfBits(value.data as ArrayBufferView) };
   return { name, datatype, shape, data: value.data as PackedTensor['data'] };
 }

@@ -10,7 +10,11 @@ import { createModelConfig } from '../../../src/repository/index.js';
 import { resolveModel, type ResolveModelOptions } from '../../../src/runtime/index.js';
 import type { RuntimeModelInstance } from '../../../src/runtime/index.js';
 import { BackendError, createInstances, sessionOptionsFor } from '../../../src/runtime/index.js';
-import { CLASSIFIER_LABELS, VERSIONED_VERSIONS, writeTestModelRepository } from '../../../src/testing/index.js';
+import {
+  CLASSIFIER_LABELS,
+  VERSIONED_VERSIONS,
+  writeTestModelRepository,
+} from '../../../src/testing/index.js';
 
 let root: string;
 const opened: RuntimeModelInstance[] = [];
@@ -122,6 +126,8 @@ describe('onnxruntime backend', () => {
       const o = out.outputs.get('OUTPUT0');
       expect(o?.datatype).toBe(datatype);
       expect(o?.shape).toEqual([2, 2]);
+      // The same typed array kind (FP16 stays Uint16Array half bits, not Node 24's Float16Array).
+      expect(o?.data.constructor).toBe(data.constructor);
       expect(Array.from(o?.data as ArrayLike<number | bigint>)).toEqual(
         Array.from(data as ArrayLike<number | bigint>),
       );
