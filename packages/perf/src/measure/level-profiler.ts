@@ -40,8 +40,7 @@ const REQUEST_COUNT_POLL_MS = 5;
 export const IDLE_LIMIT_MS = 2000;
 
 /** perf_analyzer's message for a window in which no request ended. */
-const NO_VALID_REQUESTS =
-  'No valid requests recorded within time interval. Please use a larger time window.';
+const NO_VALID_REQUESTS = 'No valid requests recorded within time interval. Please use a larger time window.';
 
 /** Where server statistics come from (absent: the server has no statistics extension). */
 export interface StatisticsSource {

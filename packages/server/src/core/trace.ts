@@ -345,9 +345,7 @@ export function traceSettingsObject(values: TraceValues): TraceSettings {
 function jsonText(value: unknown): string {
   const mark = '\u0000bigint:';
   const text = JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? `${mark}${v}` : v)) as
-    | string
-    | undefined;
+    string | undefined;
   if (text === undefined) return String(text);
   return text.replace(/"\\u0000bigint:(-?\d+)"/g, '$1');
 }
-

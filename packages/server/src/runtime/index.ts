@@ -39,7 +39,11 @@ export {
 export { sessionOptionsFor } from './onnxruntime/onnxruntime-backend.js';
 export { identityPairs } from './identity/identity-backend.js';
 export { DATATYPE_TO_ORT, ORT_TO_DATATYPE, toOrtTensor, fromOrtTensor } from './onnxruntime/ort-tensors.js';
-export type { BuiltinBackendSettings, OnnxruntimeSettings, WorkerInstanceOptions } from './builtin-backends.js';
+export type {
+  BuiltinBackendSettings,
+  OnnxruntimeSettings,
+  WorkerInstanceOptions,
+} from './builtin-backends.js';
 
 /**
  * `createInstances` with the built-in backends and every onnxruntime instance hosted in a worker
@@ -67,6 +71,9 @@ export type ResolveModelOptions = Omit<RepositoryResolveOptions, 'backends'> & {
  * The repository's `resolveModel` asking the built-in backends (default settings) unless
  * `options.backends` names others (tests; the core passes its own registry).
  */
-export function resolveModel(entry: RepositoryEntry, options: ResolveModelOptions = {}): Promise<ModelResolution> {
+export function resolveModel(
+  entry: RepositoryEntry,
+  options: ResolveModelOptions = {},
+): Promise<ModelResolution> {
   return resolveRepositoryModel(entry, { ...options, backends: options.backends ?? builtinBackends });
 }

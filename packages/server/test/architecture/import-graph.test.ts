@@ -227,7 +227,12 @@ describe('the server import graph', () => {
     }
     const loops = cycles(next.keys(), (n) => next.get(n) ?? []);
     const offending = relativeEdges.filter((e) =>
-      loops.some((loop) => loop.includes(folderOf(e.from)) && loop.includes(folderOf(e.to)) && folderOf(e.from) !== folderOf(e.to)),
+      loops.some(
+        (loop) =>
+          loop.includes(folderOf(e.from)) &&
+          loop.includes(folderOf(e.to)) &&
+          folderOf(e.from) !== folderOf(e.to),
+      ),
     );
     expect(show(offending), `folder cycles: ${JSON.stringify(loops)}`).toEqual([]);
   });

@@ -1,7 +1,12 @@
 /** `core/echo.ts`: the bounds on client strings in messages and on whole messages. */
 import { describe, expect, it } from 'vitest';
 
-import { ECHO_MAX_CHARACTERS, ERROR_MESSAGE_MAX_BYTES, capErrorMessage, echo } from '../../src/common/echo.js';
+import {
+  ECHO_MAX_CHARACTERS,
+  ERROR_MESSAGE_MAX_BYTES,
+  capErrorMessage,
+  echo,
+} from '../../src/common/echo.js';
 
 describe('echo', () => {
   it('keeps a string up to the limit as it is', () => {

@@ -4,11 +4,7 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import type {
-  ModelDefinition,
-  ModelResolution,
-  RepositoryEntry,
-} from '../../src/repository/index.js';
+import type { ModelDefinition, ModelResolution, RepositoryEntry } from '../../src/repository/index.js';
 import {
   ModelRepositoryError,
   listRepositoryModels,

@@ -16,7 +16,9 @@ export type { OnnxruntimeSettings, WorkerInstanceOptions } from './settings.js';
 /** The onnxruntime backend with `settings` bound. */
 export function onnxruntimeBackend(settings: OnnxruntimeSettings = {}): Omit<Backend, 'name'> {
   const { workerThreads } = settings;
-  const create = (spec: OnnxInstanceSpec): Promise<WorkerModelInstance | Awaited<ReturnType<typeof createOnnxInstance>>> =>
+  const create = (
+    spec: OnnxInstanceSpec,
+  ): Promise<WorkerModelInstance | Awaited<ReturnType<typeof createOnnxInstance>>> =>
     workerThreads === undefined || workerThreads === false
       ? createOnnxInstance(spec)
       : WorkerModelInstance.start(spec, workerThreads);

@@ -20,7 +20,10 @@ import { OnnxGraphBuilder } from '@tritonserver-ts/onnx-builder';
 import { startServer, type RunningServer } from '../../../src/index.js';
 import type { RuntimeModelInstance } from '../../../src/runtime/backends.js';
 import { createWorkerInstances } from '../../../src/runtime/index.js';
-import { WorkerModelInstance, type ExecutionSpan } from '../../../src/runtime/onnxruntime/worker-instances.js';
+import {
+  WorkerModelInstance,
+  type ExecutionSpan,
+} from '../../../src/runtime/onnxruntime/worker-instances.js';
 import { infer } from '../../helpers/server.js';
 
 const WIDTH = 512;
