@@ -77,7 +77,7 @@ import {
   type StreamResponse,
 } from './stream.js';
 import { StallWatch, type WatchedCall } from './stall-watch.js';
-import { sentByServer, tritonErrorFromGrpc } from './status.js';
+import { isHttp2ProtocolReset, sentByServer, tritonErrorFromGrpc } from './status.js';
 import { parseGrpcUrl, type GrpcAddress } from './url.js';
 
 /**
@@ -425,6 +425,9 @@ export class GrpcTransport implements Transport {
           const failure = tritonErrorFromGrpc(error, `${rpc} on ${this.address.target}`, pending.responded, {
             maxReceiveMessageLength: this.#receiveLimit,
           });
+          // Node 22+ resets a stream whose header block it cannot read and closes the connection
+          // (Node 20 goes silent instead, which the stall watch catches): move on to a new one now.
+          if (error !== null && isHttp2ProtocolReset(error)) this.#replace(channel, compression);
           if (error?.code === GrpcStatus.DEADLINE_EXCEEDED) {
             // Let the client's own timer fire first, so it reports its timeout error.
             void settle(ctx.signal, 50).then(() => reject(failure));

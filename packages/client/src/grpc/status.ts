@@ -13,6 +13,22 @@ import {
   reasonForGrpcCode,
 } from '../errors.js';
 
+/**
+ * grpc-js's words for a stream Node's HTTP/2 reset because the server's frames broke the protocol
+ * (Node 22+ on a header block over 64 KiB; Node 20 drops the connection silently instead, which the
+ * stall watch catches).
+ */
+const HTTP2_PROTOCOL_ERROR =
+  /^Received RST_STREAM with code \d+ triggered by internal client error: Protocol error/;
+
+/**
+ * Whether grpc-js failed the call because Node's HTTP/2 reset its stream as a protocol error (the
+ * connection is closing: the next call must not be sent on it).
+ */
+export function isHttp2ProtocolReset(error: ServiceError): boolean {
+  return !sentByServer(error) && HTTP2_PROTOCOL_ERROR.test(error.details);
+}
+
 /** True when `error` is a grpc-js call error (it carries a numeric `code` and `details`). */
 export function isServiceError(error: unknown): error is ServiceError {
   return (
@@ -37,7 +53,8 @@ function fromServer(error: ServiceError, responded: boolean): boolean {
 
 /**
  * Maps a failed call to a {@link TritonError}:
- * - a response grpc-js could not decode or that exceeds this client's `maxReceiveMessageLength` →
+ * - a response grpc-js could not decode or that exceeds this client's `maxReceiveMessageLength`, or a
+ *   stream Node's HTTP/2 reset as a protocol error (e.g. a header block over 64 KiB) →
  *   `TritonProtocolError`; a request over `maxSendMessageLength` → `TritonInvalidArgumentError`;
  * - `UNAVAILABLE` (and `INTERNAL` / `UNKNOWN` for a dropped connection) that the server did not
  *   send → {@link TritonConnectionError} (retried like an HTTP connection error); so are a local
@@ -71,6 +88,13 @@ export function tritonErrorFromGrpc(
   const overLimit = /^Received message larger than max \(\d+ vs\.? (\d+)\)/.exec(error.details);
   if (overLimit !== null && Number(overLimit[1]) === limits.maxReceiveMessageLength) {
     return new TritonProtocolError(`${what}: ${error.details}`, { cause: error });
+  }
+  if (!server && isHttp2ProtocolReset(error)) {
+    return new TritonProtocolError(
+      `${what}: the server's HTTP/2 response broke the protocol (a header block this client cannot read, ` +
+        `such as a status message over 64 KiB): ${error.details}`,
+      { cause: error },
+    );
   }
   if (!server && /^Attempted to send message with a size larger than/.test(error.details)) {
     return new TritonInvalidArgumentError(`${what}: ${error.details}`, { cause: error });
