@@ -8,15 +8,19 @@ import { expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
-// A resolve hook that prints every @bufbuild / @grpc specifier it sees.
+// A resolve hook that prints every @bufbuild / @grpc specifier it sees, registered with
+// module.register() from an --import module (Node 20.6+; `--loader` is deprecated on Node 22 and 24).
 const hook = `data:text/javascript,${encodeURIComponent(
   "export async function resolve(s, c, next) { if (/@bufbuild|@grpc/.test(s)) console.log('LOAD ' + s); return next(s, c); }",
+)}`;
+const registerHook = `data:text/javascript,${encodeURIComponent(
+  `import { register } from 'node:module'; register(${JSON.stringify(hook)});`,
 )}`;
 
 function loadedBy(entry: string): string[] {
   const out = execFileSync(
     process.execPath,
-    ['--no-warnings', '--loader', hook, '--input-type=module', '-e', `await import('${entry}')`],
+    ['--no-warnings', '--import', registerHook, '--input-type=module', '-e', `await import('${entry}')`],
     { cwd: root },
   ).toString('utf8');
   return [
