@@ -7,7 +7,8 @@
 import { datatypeFromModelConfig } from '@tritonserver-ts/protocol';
 
 import { ModelRepositoryError } from '../repository/errors.js';
-import { listRepositoryModels, modelConfigToJson, resolveModel } from '../repository/index.js';
+import { listRepositoryModels, resolveModel } from '../repository/index.js';
+import type { ModelConfig } from '../repository/model-config.js';
 import type { GpuFallback, ResolveModelOptions } from '../repository/types.js';
 import { createInstances } from '../runtime/backends.js';
 import { createBuiltinBackends, type PythonBackendSettings } from '../runtime/builtin-backends.js';
@@ -265,9 +266,12 @@ export class InferenceServer {
     };
   }
 
-  /** `GET v2/models/{m}[/versions/{v}]/config`: the config JSON object (proto field names, defaults). */
-  modelConfig(name: string, version?: string): Record<string, unknown> {
-    return modelConfigToJson(this.models.resolve(name, version).definition.config);
+  /**
+   * The model configuration extension (HTTP `GET v2/models/{m}[/versions/{v}]/config`, gRPC
+   * `ModelConfig`): the typed config in effect; each front end renders it in its wire's form.
+   */
+  modelConfig(name: string, version?: string): ModelConfig {
+    return this.models.resolve(name, version).definition.config;
   }
 
   /** `POST v2/repository/index`. */

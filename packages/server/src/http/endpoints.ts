@@ -11,6 +11,7 @@ import { echo } from '../common/echo.js';
 import { ServerError, invalidArg, toServerError, unsupported } from '../common/errors.js';
 import { forwardHeaders } from '../core/header-forward.js';
 import type { InferenceServer } from '../core/server.js';
+import { modelConfigToJson } from '../repository/index.js';
 import type { InputBudget } from '../common/types.js';
 import { decodeHttpInferRequest, toCoreRequest, toInferReply } from './infer-adapter.js';
 import type { Reservation } from './memory-budget.js';
@@ -243,7 +244,7 @@ export async function handleRoute(
             ? empty(200)
             : json(400, { error: 'Model version not ready' });
         case 'config':
-          return json(200, core.modelConfig(route.name, route.version));
+          return json(200, modelConfigToJson(core.modelConfig(route.name, route.version)));
         case 'stats':
           return json(200, renderStatisticsJson(core.modelStatistics(route.name, route.version)));
         case 'trace':

@@ -1,6 +1,6 @@
 /**
- * Metadata RPCs: `ServerMetadata`, `ModelMetadata` and `ModelConfig` (the config is the core's
- * JSON form read into `inference.ModelConfig`, as tritonserver does with `JsonStringToMessage`).
+ * Metadata RPCs: `ServerMetadata`, `ModelMetadata` and `ModelConfig` (the core's typed config in
+ * its JSON form read into `inference.ModelConfig`, as tritonserver does with `JsonStringToMessage`).
  * @packageDocumentation
  */
 
@@ -19,6 +19,7 @@ import {
 } from '@tritonserver-ts/protocol/grpc';
 
 import { internal } from '../../common/errors.js';
+import { modelConfigToJson } from '../../repository/index.js';
 import { message } from '../messages.js';
 import type { UnaryHandler } from './types.js';
 
@@ -53,7 +54,7 @@ export const modelMetadata: UnaryHandler<ModelMetadataRequest, ModelMetadataResp
 };
 
 export const modelConfig: UnaryHandler<ModelConfigRequest, ModelConfigResponse> = (req, { core }) => {
-  const json = core.modelConfig(req.name, version(req.version));
+  const json = modelConfigToJson(core.modelConfig(req.name, version(req.version)));
   let config;
   try {
     config = fromJson(ModelConfigSchema, json as Parameters<typeof fromJson>[1], {
