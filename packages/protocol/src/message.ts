@@ -1,12 +1,20 @@
 /**
- * The transport-neutral inference messages of the client: what a request asks for and what a
- * response holds, with no wire detail. Each wire converts at its edge: the HTTP codec
- * (`infer-request.ts`, `infer-response.ts`: JSON header + binary tail) and the gRPC codec
- * (`grpc/infer-request.ts`, `grpc/infer-response.ts`: `ModelInferRequest` / `ModelInferResponse`).
- * `Transport.infer` takes a {@link NeutralRequestOptions} and returns an {@link InferResponse};
- * `InferResult` wraps the latter.
+ * The transport-neutral inference messages, with no wire detail. Each wire converts at its edge:
+ * the HTTP codec (`http/`: JSON header + binary tail) and the gRPC codec (`grpc/`:
+ * `ModelInferRequest` / `ModelInferResponse`).
+ *
+ * Two sides, two pairs of shapes, because what each side holds differs:
+ * - the client sends {@link InferInput}s with {@link NeutralRequestOptions} (values as the caller
+ *   gives them, typed or plain) and receives an {@link InferResponse} (data decoded from the wire;
+ *   `InferResult` wraps it);
+ * - the server receives an {@link InferRequest} (decoded by a wire's decoder: inputs as tensor data
+ *   or shared-memory references) and produces a {@link ServerInferResponse} (packed tensors, or
+ *   shared-memory references for outputs written there), which a wire's encoder then writes.
+ * The requested outputs are the same on both sides ({@link InferRequestOutput} is
+ * {@link NeutralRequestedOutput}).
  * @packageDocumentation
  */
+import type { BytesList } from './bytes-list.js';
 import type { Datatype, TensorData } from './datatypes.js';
 import type { Parameters } from './parameters.js';
 import type { SharedMemoryRef } from './shared-memory.js';
@@ -117,4 +125,79 @@ export interface InferResponseMessage {
   readonly id?: string;
   readonly parameters?: Parameters;
   readonly outputs: readonly ResponseOutput[];
+}
+
+/**
+ * One input of a received {@link InferRequest} (server side), as a wire's decoder gives it: the
+ * datatype and shape as sent (checked against the model by the server), and the data decoded from
+ * whichever form the wire carried it in, or the shared-memory region that holds it.
+ */
+export interface InferRequestInput {
+  readonly name: string;
+  /** The datatype string as sent (a string, not a {@link Datatype}: the server refuses unknown ones). */
+  readonly datatype: string;
+  readonly shape: readonly number[];
+  /**
+   * The decoded data; absent (or `undefined`) when the input is in shared memory. BYTES: a
+   * {@link BytesList} (one buffer, as the server's decoders give it) or one `Uint8Array` per element.
+   */
+  readonly data?: TensorData | BytesList | undefined;
+  /** Set when the input's data is in a registered shared-memory region. */
+  readonly sharedMemory?: SharedMemoryRef;
+  /** The input's parameters (wire framing parameters such as `binary_data_size` included as sent). */
+  readonly parameters?: Readonly<Parameters>;
+}
+
+/**
+ * An output a request asks for, on either side: the client's {@link NeutralRequestedOutput}
+ * (`classCount` for the classification extension, `sharedMemory` for an output written to a region).
+ */
+export type InferRequestOutput = NeutralRequestedOutput;
+
+/**
+ * A received inference request (server side), decoded from its wire: what the server validates
+ * against the model and runs. Wire details stay with the wire's decoder (HTTP: which outputs want
+ * binary data, `binary_data_output`; gRPC: `raw_input_contents`, already decoded into the inputs).
+ */
+export interface InferRequest {
+  readonly modelName: string;
+  /** Requested version ('' or absent = latest ready version). */
+  readonly modelVersion?: string;
+  /** The request id (echoed in the response). */
+  readonly id?: string;
+  /** Request parameters (`sequence_id`, `priority`, `timeout`, custom ones). */
+  readonly parameters?: Readonly<Parameters>;
+  readonly inputs: readonly InferRequestInput[];
+  /** Absent or empty = every model output. */
+  readonly outputs?: readonly InferRequestOutput[];
+}
+
+/** One output of a {@link ServerInferResponse}. */
+export interface ServerInferOutput {
+  /** The name as requested (equal to `tensor.name`). */
+  readonly name: string;
+  /**
+   * The tensor (for classification: the BYTES class strings). BYTES data is a {@link BytesList}
+   * (one buffer in the length-prefixed layout; `toArray()` / `toStrings()` give the elements).
+   */
+  readonly tensor: PackedTensor;
+  /** Set when the output was written to shared memory (the response then carries no data). */
+  readonly sharedMemory?: SharedMemoryRef;
+  /** True when the classification extension was applied. */
+  readonly classification: boolean;
+}
+
+/**
+ * An inference response as the server produces it, before a wire encodes it (the client's
+ * received form is {@link InferResponse}).
+ */
+export interface ServerInferResponse {
+  readonly modelName: string;
+  /** The version that ran. */
+  readonly modelVersion: string;
+  /** The request id, when the request had a non-empty one. */
+  readonly id?: string;
+  /** The response's own parameters (e.g. a Python model's `InferenceResponse(parameters=…)`). */
+  readonly parameters?: Readonly<Parameters>;
+  readonly outputs: readonly ServerInferOutput[];
 }

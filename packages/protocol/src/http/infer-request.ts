@@ -3,7 +3,13 @@
  * header plus binary tail; `decodeInferRequest` (server) splits and validates it.
  * @packageDocumentation
  */
-import type { InferInput, NeutralRequestOptions, NeutralRequestedOutput } from '../message.js';
+import type {
+  InferInput,
+  InferRequestInput,
+  InferRequestOutput,
+  NeutralRequestOptions,
+  NeutralRequestedOutput,
+} from '../message.js';
 import { httpHintsOf, type HttpInferHints, type InferRequestOptions } from './hints.js';
 import { BytesList } from '../bytes-list.js';
 import { DATATYPE_BYTE_SIZE, isDatatype, type Datatype, type TensorData } from '../datatypes.js';
@@ -374,8 +380,11 @@ export function encodeRawBinaryRequest<D extends Datatype>(
   return { body: tensorDataToBytes(datatype, values), headerLength: 0 };
 }
 
-/** A decoded input tensor (server side). */
-export interface DecodedInput {
+/**
+ * A decoded input tensor (server side): the protocol's {@link InferRequestInput}, which the server
+ * takes as it is, with where its data came from.
+ */
+export interface DecodedInput extends InferRequestInput {
   readonly name: string;
   readonly datatype: Datatype;
   readonly shape: number[];
@@ -391,8 +400,11 @@ export interface DecodedInput {
   readonly parameters: Parameters;
 }
 
-/** A decoded requested output (server side). */
-export interface DecodedRequestedOutput {
+/**
+ * A decoded requested output (server side): the protocol's {@link InferRequestOutput}, which the
+ * server takes as it is, with the HTTP-only `binary_data` hint.
+ */
+export interface DecodedRequestedOutput extends InferRequestOutput {
   readonly name: string;
   /** The output's `binary_data` parameter, if given. */
   readonly binaryData?: boolean;
@@ -402,7 +414,12 @@ export interface DecodedRequestedOutput {
   readonly parameters: Parameters;
 }
 
-/** A decoded JSON (+ binary tail) inference request. */
+/**
+ * A decoded JSON (+ binary tail) inference request: the protocol's request content (`id`,
+ * `inputs`, `outputs`; the model comes from the URL) with the HTTP-only parts: the request's
+ * `parameters` as sent (`binary_data_output` included, which only shapes the response; see
+ * {@link outputWantsBinary}) and the parsed JSON header.
+ */
 export interface DecodedInferRequest {
   readonly kind: 'json';
   readonly id?: string;

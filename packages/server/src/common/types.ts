@@ -4,7 +4,14 @@
  * Python model's BLS send their requests to the core in it too (through `InferenceHost`).
  * @packageDocumentation
  */
-import type { BytesList, PackedTensor, SharedMemoryRef, TensorData } from '@tritonserver-ts/protocol';
+import type {
+  InferRequest,
+  InferRequestInput,
+  InferRequestOutput,
+  ServerInferOutput,
+  ServerInferResponse,
+  SharedMemoryRef,
+} from '@tritonserver-ts/protocol';
 
 import type { ServerError } from './errors.js';
 import type { RequestTrace } from './request-trace.js';
@@ -20,57 +27,35 @@ export type ParameterValue = string | number | bigint | boolean;
  */
 export type { SharedMemoryRef };
 
-/** One input of an inference request. */
-export interface CoreInferInput {
-  readonly name: string;
-  /** The datatype string as sent (validated against the model by the core). */
-  readonly datatype: string;
-  readonly shape: readonly number[];
+/**
+ * One input of a request to the core: the protocol's decoded input ({@link InferRequestInput}: data
+ * decoded by the wire's decoder, or a shared-memory reference), with the server's deferred refusal.
+ */
+export interface CoreInferInput extends InferRequestInput {
   /**
-   * Decoded data; absent when the input is in shared memory or given as {@link CoreInferInput.raw}.
-   * BYTES: a `BytesList` (one buffer, as the front ends decode it) or one `Uint8Array` per element.
+   * Set by a front end whose data could not be decoded against the input's datatype and shape
+   * (gRPC raw or typed contents of the wrong size): the core refuses the request with this error
+   * where Triton checks the input's data size, after its name, datatype and shape, so the request
+   * gets the same error, in the same order, as when the core read the bytes itself.
    */
-  readonly data?: TensorData | BytesList;
-  /**
-   * The input's raw wire bytes (gRPC `raw_input_contents`, or typed `contents` serialised), decoded
-   * by the core against the model's datatype and the shape, with Triton's byte-size message.
-   */
-  readonly raw?: Uint8Array;
-  /** Set when the input's data is in a registered shared-memory region. */
-  readonly sharedMemory?: SharedMemoryRef;
-  readonly parameters?: Readonly<Record<string, ParameterValue>>;
+  readonly dataError?: ServerError;
 }
 
-/** One requested output. */
-export interface CoreRequestedOutput {
-  readonly name: string;
-  /** Classification extension: return the top `classification` classes instead of the tensor. */
-  readonly classification?: number;
-  /** Write the output into this shared-memory region instead of returning it. */
-  readonly sharedMemory?: SharedMemoryRef;
-  readonly parameters?: Readonly<Record<string, ParameterValue>>;
-}
+/** One requested output: the protocol's {@link InferRequestOutput} (`classCount`, `sharedMemory`). */
+export type CoreRequestedOutput = InferRequestOutput;
 
-/** An inference request after wire decoding. */
-export interface CoreInferRequest {
-  readonly modelName: string;
-  /** Requested version ('' or absent = latest ready version). */
-  readonly modelVersion?: string;
-  readonly id?: string;
-  readonly parameters?: Readonly<Record<string, ParameterValue>>;
+/**
+ * An inference request to the core: the protocol's decoded {@link InferRequest} plus the server's
+ * own hooks (cancellation, activity and response callbacks, input budget, parent trace). No wire
+ * detail: each front end decodes its wire (raw contents, the HTTP raw binary request) before.
+ */
+export interface CoreInferRequest extends InferRequest {
   readonly inputs: readonly CoreInferInput[];
-  /** Absent or empty = every model output. */
-  readonly outputs?: readonly CoreRequestedOutput[];
   /**
    * The trace of the request that sends this one (an ensemble's, for its steps): when set, this
    * request is traced as its child (`parent_id`) whatever the sampling.
    */
   readonly parentTrace?: RequestTrace;
-  /**
-   * Raw binary request (HTTP `Inference-Header-Content-Length: 0`): the bytes of the model's single
-   * input; `inputs` must then be empty.
-   */
-  readonly rawInput?: Uint8Array;
   /** Aborted when the client goes away. */
   readonly signal?: AbortSignal;
   /**
@@ -126,30 +111,8 @@ export interface CoreStreamResponse {
   readonly final: boolean;
 }
 
-/** One output of a response. */
-export interface CoreInferOutput {
-  /**
-   * The tensor (for classification: the BYTES class strings). BYTES data is a `BytesList` (one
-   * buffer in Triton's length-prefixed layout; `toArray()` / `toStrings()` give the elements).
-   */
-  readonly tensor: PackedTensor;
-  /** Set when the output was written to shared memory (the response then carries no data). */
-  readonly sharedMemory?: SharedMemoryRef;
-  /** The name as requested (equal to `tensor.name`). */
-  readonly name: string;
-  /** True when classification was applied. */
-  readonly classification: boolean;
-}
+/** One output of a response: the protocol's {@link ServerInferOutput}. */
+export type CoreInferOutput = ServerInferOutput;
 
-/** An inference response. */
-export interface CoreInferResponse {
-  readonly modelName: string;
-  readonly modelVersion: string;
-  readonly id?: string;
-  /**
-   * The response's parameters (a Python model's `InferenceResponse(parameters=…)`): the JSON
-   * `parameters` of an HTTP response, the `parameters` map of a gRPC one.
-   */
-  readonly parameters?: Readonly<Record<string, ParameterValue>>;
-  readonly outputs: readonly CoreInferOutput[];
-}
+/** An inference response: the protocol's {@link ServerInferResponse}. */
+export type CoreInferResponse = ServerInferResponse;

@@ -10,7 +10,6 @@ import {
   DATATYPE_BYTE_SIZE,
   elementCount,
   isDatatype,
-  tensorDataFromBytes,
   tensorDataToBytes,
   datatypeFromModelConfig,
   type Datatype,
@@ -27,6 +26,7 @@ import { ServerError, internal, invalidArg, toServerError } from '../common/erro
 import type { ServingVersion } from './model-manager.js';
 import type { SystemSharedMemoryManager } from './shared-memory.js';
 import { checkStringInput } from './string-inputs.js';
+import { decodeTensorBytes } from './tensor-bytes.js';
 import type {
   CoreInferInput,
   CoreInferOutput,
@@ -66,99 +66,9 @@ function uintParam(params: Readonly<Record<string, ParameterValue>>, key: string
   return n;
 }
 
-/** Builds the single input of a raw binary request (Triton's raw-input rules). */
-function rawInput(config: ModelConfig, raw: Uint8Array, prefix: string): CoreInferInput {
-  if (config.input.length !== 1) {
-    throw invalidArg(
-      `${prefix}Raw request must only have 1 input (found 1) to be deduced but got ${config.input.length} inputs in '${config.name}' model configuration`,
-    );
-  }
-  const input = config.input[0] as ModelInput;
-  const datatype = modelDatatype(input);
-  const shape: number[] = config.max_batch_size !== 0 ? [1] : [];
-  let dynamicAxis = -1;
-  let count = 1;
-  for (const d of input.dims) {
-    if (d === -1) {
-      if (dynamicAxis !== -1) {
-        throw invalidArg(
-          `${prefix}The shape of the raw input '${echo(input.name)}' can not be deduced because there are more than one variable-sized dimension`,
-        );
-      }
-      dynamicAxis = shape.length;
-    } else {
-      count *= d;
-    }
-    shape.push(d);
-  }
-  if (datatype === 'BYTES') {
-    if (dynamicAxis !== -1 || count !== 1) {
-      throw invalidArg(
-        `${prefix}For BYTE datatype raw input '${echo(input.name)}', the model must have input shape [1]`,
-      );
-    }
-    return { name: input.name, datatype, shape, data: BytesList.from([raw]) };
-  }
-  const size = raw.byteLength;
-  const elem = DATATYPE_BYTE_SIZE[datatype];
-  if (dynamicAxis !== -1) shape[dynamicAxis] = count === 0 ? 0 : Math.floor(size / count / elem);
-  return {
-    name: input.name,
-    datatype,
-    shape,
-    data: decodeRaw(datatype, raw, elementCount(shape), input.name, config.name),
-  };
-}
-
-function decodeRaw(
-  datatype: Datatype,
-  bytes: Uint8Array,
-  count: number,
-  name: string,
-  model: string,
-): PackedTensorData {
-  if (datatype !== 'BYTES' && bytes.byteLength !== count * DATATYPE_BYTE_SIZE[datatype]) {
-    throw invalidArg(
-      `input byte size mismatch for input '${echo(name)}' for model '${model}'. Expected ${count * DATATYPE_BYTE_SIZE[datatype]}, got ${bytes.byteLength}`,
-    );
-  }
-  try {
-    // BYTES: a view of the wire bytes (one buffer, never an object per element; issue 23).
-    if (datatype === 'BYTES') return BytesList.fromSerialized(bytes, count, `input '${name}'`);
-    return tensorDataFromBytes(datatype, bytes, count, `input '${name}'`);
-  } catch (error) {
-    // Serialized BYTES (raw, binary or shared memory) whose element count differs from the shape:
-    // Triton's core wording. Counted only here, so a good request pays for no second walk.
-    const n = datatype === 'BYTES' ? serializedElementCount(bytes) : undefined;
-    if (n !== undefined && n !== count) {
-      throw invalidArg(
-        `expected ${count} string elements for inference input '${echo(name)}' for model '${model}', got ${n}`,
-      );
-    }
-    throw toServerError(error);
-  }
-}
-
 /** The packed form of an input's data: BYTES given one `Uint8Array` per element are packed. */
 function packed(data: TensorData | BytesList): PackedTensorData {
   return Array.isArray(data) ? BytesList.from(data) : data;
-}
-
-/**
- * The number of elements of serialized BYTES data (4-byte little-endian length, then the bytes), or
- * `undefined` when a length runs past the end (the codec reports that). Reads only the prefixes.
- */
-function serializedElementCount(bytes: Uint8Array): number | undefined {
-  let n = 0;
-  let at = 0;
-  while (at < bytes.byteLength) {
-    if (at + 4 > bytes.byteLength) return undefined;
-    const len = (bytes[at] as number) | ((bytes[at + 1] as number) << 8) | ((bytes[at + 2] as number) << 16);
-    at += 4 + len + (bytes[at + 3] as number) * 0x1000000;
-    if (at > bytes.byteLength) return undefined;
-    n++;
-  }
-  return n;
 }
 
 /** A config's inputs and outputs by name, and its required inputs: built once per config. */
@@ -206,6 +116,19 @@ export interface PreparedRequest {
   readonly batched: boolean;
 }
 
+/**
+ * Refuses a decoupled model on a front end that cannot stream (HTTP `/infer`), with Triton's message.
+ * @throws ServerError (UNSUPPORTED)
+ */
+export function refuseDecoupled(config: ModelConfig): void {
+  if (config.model_transaction_policy?.decoupled === true) {
+    throw new ServerError(
+      'UNSUPPORTED',
+      "HTTP end point doesn't support models with decoupled transaction policy",
+    );
+  }
+}
+
 /** Validates `request` against `serving`'s config; throws Triton's INVALID_ARG errors. */
 export function prepareRequest(
   serving: ServingVersion,
@@ -216,12 +139,7 @@ export function prepareRequest(
   const config = serving.definition.config;
   const model = config.name === '' ? serving.name : config.name;
   const prefix = logPrefix(request.id);
-  if (options.refuseDecoupled === true && config.model_transaction_policy?.decoupled === true) {
-    throw new ServerError(
-      'UNSUPPORTED',
-      "HTTP end point doesn't support models with decoupled transaction policy",
-    );
-  }
+  if (options.refuseDecoupled === true) refuseDecoupled(config);
 
   const params = request.parameters ?? {};
   for (const key of Object.keys(params)) {
@@ -243,12 +161,8 @@ export function prepareRequest(
     if (t.sharedMemory !== undefined) options.sharedMemory.check(t.sharedMemory);
   }
 
-  // Inputs (a raw binary request carries exactly one, deduced from the config).
-  let inputs: readonly CoreInferInput[] = request.inputs;
-  if (request.rawInput !== undefined) {
-    if (inputs.length > 0) throw invalidArg(`${prefix}raw input can't be added to request with other inputs`);
-    inputs = [rawInput(config, request.rawInput, prefix)];
-  }
+  // Inputs (a front end has already decoded its wire's raw forms into them).
+  const inputs: readonly CoreInferInput[] = request.inputs;
   const seen = new Set<string>();
   for (const input of inputs) {
     if (seen.has(input.name))
@@ -358,9 +272,10 @@ export function prepareRequest(
     if (input.sharedMemory !== undefined) {
       const bytes = options.sharedMemoryInputs?.get(input.sharedMemory);
       if (bytes === undefined) throw internal(`input '${echo(input.name)}' in shared memory was not read`);
-      data = decodeRaw(expected, bytes, count, input.name, model);
-    } else if (input.raw !== undefined) {
-      data = decodeRaw(expected, input.raw, count, input.name, model);
+      data = decodeTensorBytes(expected, bytes, count, input.name, model);
+    } else if (input.dataError !== undefined) {
+      // The front end could not decode the input's bytes: refused here, in Triton's order.
+      throw input.dataError;
     } else if (input.data !== undefined) {
       data = packed(input.data);
       const n = data.length;
@@ -394,11 +309,11 @@ export function prepareRequest(
     (o) => {
       const r = o as {
         name: string;
-        classification?: number;
+        classCount?: number;
         sharedMemory?: CoreInferOutput['sharedMemory'];
       };
       if (r.sharedMemory !== undefined) {
-        if (r.classification !== undefined && r.classification > 0) {
+        if (r.classCount !== undefined && r.classCount > 0) {
           throw invalidArg(
             `${prefix}classification is not supported for output '${echo(r.name)}' in shared memory`,
           );
@@ -406,7 +321,7 @@ export function prepareRequest(
         options.sharedMemory.check(r.sharedMemory);
       }
       const output: { name: string; classification: number; sharedMemory?: CoreInferOutput['sharedMemory'] } =
-        { name: r.name, classification: r.classification ?? 0 };
+        { name: r.name, classification: r.classCount ?? 0 };
       if (r.sharedMemory !== undefined) output.sharedMemory = r.sharedMemory;
       return output;
     },

@@ -22,7 +22,12 @@ import { holdConversion } from './conversion-budget.js';
 import { invalidArg } from '../common/errors.js';
 import { prepareRequest, runPrepared } from './infer.js';
 import { Logger, type LogSettings, type LogSettingsUpdate } from './logging.js';
-import { ModelManager, type ModelServices, type StartupResult } from './model-manager.js';
+import {
+  ModelManager,
+  type ModelServices,
+  type ServingVersion,
+  type StartupResult,
+} from './model-manager.js';
 import { CudaSharedMemoryManager, SystemSharedMemoryManager } from './shared-memory.js';
 import {
   hasSharedMemoryInputs,
@@ -324,8 +329,11 @@ export class InferenceServer {
   }
 
   /**
-   * Runs one inference request: resolves the model version, validates the request against the
-   * config, schedules it and returns the requested outputs.
+   * Runs one inference request: resolves the model version (unless the front end resolved it),
+   * validates the request against the config, schedules it and returns the requested outputs.
+   * @param options.model - the model version the front end resolved for this request (with
+   *   `models.resolve`, before it read the body, as Triton does): the request runs on it and is not
+   *   resolved again. Absent: resolved from `request.modelName` / `modelVersion` (in-process callers).
    * @param options.refuseDecoupled - true on HTTP `/infer`, which cannot stream.
    * @param options.trace - the request's trace, when the front end sampled it
    *   ({@link TraceManager.sample}): gets REQUEST_START / REQUEST_END here and the queue and compute
@@ -338,10 +346,15 @@ export class InferenceServer {
    */
   async infer(
     request: CoreInferRequest,
-    options: { refuseDecoupled?: boolean; trace?: ActiveTrace; onAccepted?: () => void } = {},
+    options: {
+      model?: ServingVersion;
+      refuseDecoupled?: boolean;
+      trace?: ActiveTrace;
+      onAccepted?: () => void;
+    } = {},
   ): Promise<CoreInferResponse> {
     const start = process.hrtime.bigint();
-    const serving = this.models.resolve(request.modelName, request.modelVersion);
+    const serving = options.model ?? this.models.resolve(request.modelName, request.modelVersion);
     // A request sent by a traced request (an ensemble's step) is traced as its child.
     const child = options.trace === undefined ? request.parentTrace?.spawnChild() : undefined;
     const trace = options.trace ?? child;

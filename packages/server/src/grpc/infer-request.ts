@@ -2,11 +2,12 @@
  * `ModelInferRequest` (protobuf) → the core's request, read in tritonserver's order and with its
  * messages (`SetInferenceRequestMetadata`, `ParseSharedMemoryParams`, `InferGRPCToInput` in
  * `infer_handler.cc`): request parameters, then each input's shared-memory parameters, typed
- * `contents` or its `raw_input_contents` entry (consumed in input order), then the requested
- * outputs' shared-memory and classification parameters. Model checks are the core's.
+ * `contents` or its `raw_input_contents` entry (consumed in input order, decoded into the input's
+ * data), then the requested outputs' shared-memory and classification parameters. Model checks are
+ * the core's (a data-size refusal is kept for the core to throw in its order: `dataError`).
  * @packageDocumentation
  */
-import { isDatatype, serializeByteTensor, type Datatype } from '@tritonserver-ts/protocol';
+import { elementCount, isDatatype, serializeByteTensor, type Datatype } from '@tritonserver-ts/protocol';
 import type {
   InferParameter,
   InferTensorContents,
@@ -16,7 +17,8 @@ import type {
 } from '@tritonserver-ts/protocol/grpc';
 
 import { echo } from '../common/echo.js';
-import { invalidArg } from '../common/errors.js';
+import { invalidArg, toServerError } from '../common/errors.js';
+import { decodeTensorBytes } from '../core/tensor-bytes.js';
 import { packedBytesContents } from './packed-request.js';
 import type {
   CoreInferInput,
@@ -282,7 +284,7 @@ function requestedOutput(output: ModelInferRequest_InferRequestedOutputTensor): 
   const parameters = tensorParameters(output.parameters);
   return {
     name: output.name,
-    ...(classification !== undefined ? { classification } : {}),
+    ...(classification !== undefined ? { classCount: classification } : {}),
     ...(shm !== undefined ? { sharedMemory: shm } : {}),
     parameters,
   };
@@ -294,10 +296,37 @@ export interface DecodeOptions {
   readonly signal?: AbortSignal;
   /** `--grpc-header-forward-pattern` matches of the call's metadata (added as string parameters). */
   readonly forwardedHeaders?: Readonly<Record<string, string>>;
+  /**
+   * The model's name as the core words its data-size refusals (its config's name); default: the
+   * request's `model_name`.
+   */
+  readonly modelName?: string;
 }
 
 /**
- * Reads a `ModelInferRequest` into the core's request.
+ * An input's data decoded from its raw bytes (raw contents, or typed contents serialised) against
+ * its datatype and shape, as the core decodes shared-memory bytes. A refusal is not thrown here but
+ * kept as the input's `dataError`, for the core to throw in Triton's order (after the input's name,
+ * datatype and shape checks, which come first). An unknown datatype is left to the core.
+ */
+function decodedData(
+  datatype: string,
+  shape: readonly number[],
+  bytes: Uint8Array,
+  name: string,
+  model: string,
+): Pick<CoreInferInput, 'data' | 'dataError'> {
+  if (!isDatatype(datatype)) return {};
+  try {
+    return { data: decodeTensorBytes(datatype, bytes, elementCount(shape), name, model) };
+  } catch (error) {
+    return { dataError: toServerError(error) };
+  }
+}
+
+/**
+ * Reads a `ModelInferRequest` into the core's request: raw and typed contents are decoded into the
+ * inputs' data here (the core sees no wire bytes).
  * @throws ServerError (INVALID_ARG) with tritonserver's messages for the gRPC-specific checks
  */
 export function decodeGrpcInferRequest(
@@ -305,6 +334,7 @@ export function decodeGrpcInferRequest(
   options: DecodeOptions = {},
 ): GrpcInferRequest {
   const model = request.modelName;
+  const dataModel = options.modelName ?? model;
   const { values, enableEmptyFinalResponse } = requestParameters(request.parameters);
   if (options.forwardedHeaders !== undefined) Object.assign(values, options.forwardedHeaders);
 
@@ -350,15 +380,18 @@ export function decodeGrpcInferRequest(
         `contents field must not be specified when using raw_input_contents for '${echo(io.name)}' for model '${echo(model)}'`,
       );
     }
-    if (io.contents !== undefined) return { ...base, raw: contentsToRaw(io, io.contents, model) };
-    const raw = raws[rawIndex];
-    if (raw === undefined) {
-      throw invalidArg(
-        `unable to find data for input tensor '${echo(io.name)}' for model '${echo(model)}' in request.`,
-      );
+    let raw: Uint8Array | undefined;
+    if (io.contents !== undefined) raw = contentsToRaw(io, io.contents, model);
+    else {
+      raw = raws[rawIndex];
+      if (raw === undefined) {
+        throw invalidArg(
+          `unable to find data for input tensor '${echo(io.name)}' for model '${echo(model)}' in request.`,
+        );
+      }
+      rawIndex++;
     }
-    rawIndex++;
-    return { ...base, raw };
+    return { ...base, ...decodedData(io.datatype, base.shape, raw, io.name, dataModel) };
   });
 
   const outputs = request.outputs.map(requestedOutput);

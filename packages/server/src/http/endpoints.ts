@@ -123,15 +123,17 @@ async function handleInfer(
   route: Extract<Route, { kind: 'model' }>,
   r: EndpointRequest,
 ): Promise<HttpReply> {
-  // As in Triton, the model is looked up before the body is examined; then the request is sampled.
-  core.models.resolve(route.name, route.version);
+  // As in Triton, the model is looked up (once: the core runs the request on it) before the body
+  // is examined; then the request is sampled.
+  const model = core.models.resolve(route.name, route.version);
   const trace = r.httpTrace?.sample(core, route.name);
   const decoded = await decodeHttpInferRequest(route.name, r.req.headers, r.body, r.options, r.reservation);
   // Shared-memory inputs and BYTES converted element by element count against the body's limits.
-  let request = { ...toCoreRequest(route, decoded, r.signal), inputBudget: httpInputBudget(r) };
+  let request = { ...toCoreRequest(route, decoded, model, r.signal), inputBudget: httpInputBudget(r) };
   const forwarded = forwardHeaders(rawHeaderPairs(r.req.rawHeaders), r.options.headerForwardPattern);
   if (forwarded !== undefined) request = { ...request, parameters: { ...request.parameters, ...forwarded } };
   const response = await core.infer(request, {
+    model,
     refuseDecoupled: true,
     ...(trace !== undefined ? { trace } : {}),
   });

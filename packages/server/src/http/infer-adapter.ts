@@ -1,7 +1,8 @@
 /**
  * The infer adapter between the HTTP wire and the core: an infer body (after its content coding)
- * decoded by the shared codec and mapped onto a {@link CoreInferRequest}; a {@link CoreInferResponse}
- * encoded as JSON (+ binary tensors) and compressed as the client accepts.
+ * decoded by the shared codec into the protocol's request, handed to the core as its
+ * {@link CoreInferRequest}; a {@link CoreInferResponse} encoded as JSON (+ binary tensors) and
+ * compressed as the client accepts.
  * @packageDocumentation
  */
 import type { IncomingHttpHeaders } from 'node:http';
@@ -13,7 +14,6 @@ import {
   encodeInferResponse,
   outputWantsBinary,
   type DecodedInferRequest,
-  type DecodedInput,
   type RawInferRequest,
 } from '@tritonserver-ts/protocol/http';
 import type { ResponseOutput } from '@tritonserver-ts/protocol';
@@ -25,16 +25,13 @@ import {
 } from '@tritonserver-ts/protocol';
 
 import { toServerError } from '../common/errors.js';
-import type {
-  CoreInferInput,
-  CoreInferOutput,
-  CoreInferRequest,
-  CoreInferResponse,
-  CoreRequestedOutput,
-} from '../common/types.js';
+import type { CoreInferOutput, CoreInferRequest, CoreInferResponse } from '../common/types.js';
+import { refuseDecoupled } from '../core/infer.js';
+import type { ServingVersion } from '../core/model-manager.js';
 import { checkContentEncoding, decompressRequestBody } from './body.js';
 import type { Reservation } from './memory-budget.js';
 import type { HttpFrontEndOptions, HttpReply } from './reply.js';
+import { rawRequestInput } from './raw-request.js';
 import type { Route } from './router.js';
 
 /** An infer body as the codec decodes it: a JSON request (with binary tensors) or a raw one. */
@@ -95,42 +92,32 @@ function withoutTransportParameters<P extends Readonly<Record<string, unknown>>>
   return rest as unknown as P;
 }
 
-/** Maps the codec's decoded request onto the core's request (plain assignments: once per request). */
+/**
+ * The core's request of a decoded body, for the model the route resolved to: the codec's inputs and
+ * requested outputs are the protocol's (handed over as they are); a raw binary request's single
+ * input is deduced from the model's config here, at the edge (Triton's raw-input rules and messages).
+ * @throws ServerError (UNSUPPORTED) for a raw request to a decoupled model (the core's first check),
+ *   (INVALID_ARG) when the raw input cannot be deduced or the body does not fit it
+ */
 export function toCoreRequest(
   route: Extract<Route, { kind: 'model' }>,
   decoded: HttpInferRequest,
+  model: ServingVersion,
   signal: AbortSignal,
 ): CoreInferRequest {
   const request: Mutable<CoreInferRequest> = { modelName: route.name, inputs: [], signal };
   if (route.version !== undefined) request.modelVersion = route.version;
   if (decoded.kind === 'raw') {
-    request.rawInput = decoded.data;
+    const config = model.definition.config;
+    // The core refuses a decoupled model before it reads any input: so does the raw request.
+    refuseDecoupled(config);
+    request.inputs = [rawRequestInput(config, decoded.data)];
     return request;
   }
   if (decoded.id !== undefined) request.id = decoded.id;
   request.parameters = withoutTransportParameters(decoded.parameters);
-  const inputs: CoreInferInput[] = new Array<CoreInferInput>(decoded.inputs.length);
-  for (let k = 0; k < inputs.length; k++) {
-    const i = decoded.inputs[k] as DecodedInput;
-    const input: Mutable<CoreInferInput> = {
-      name: i.name,
-      datatype: i.datatype,
-      shape: i.shape,
-      parameters: i.parameters,
-    };
-    if (i.data !== undefined) input.data = i.data;
-    if (i.sharedMemory !== undefined) input.sharedMemory = i.sharedMemory;
-    inputs[k] = input;
-  }
-  request.inputs = inputs;
-  if (decoded.outputs !== undefined) {
-    request.outputs = decoded.outputs.map((o) => {
-      const output: Mutable<CoreRequestedOutput> = { name: o.name, parameters: o.parameters };
-      if (o.classCount !== undefined) output.classification = o.classCount;
-      if (o.sharedMemory !== undefined) output.sharedMemory = o.sharedMemory;
-      return output;
-    });
-  }
+  request.inputs = decoded.inputs;
+  if (decoded.outputs !== undefined) request.outputs = decoded.outputs;
   return request;
 }
 

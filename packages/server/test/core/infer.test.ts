@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bytesToStrings, stringsToBytes, type BytesList } from '@tritonserver-ts/protocol';
 
 import { InferenceServer, ServerError } from '../../src/index.js';
+import { rawRequestInput } from '../../src/http/raw-request.js';
 import { makeRepository } from '../helpers/server.js';
 
 let dir: string;
@@ -42,35 +43,35 @@ afterAll(async () => {
 });
 
 describe('the transport-neutral core', () => {
+  // The raw binary request (HTTP `Inference-Header-Content-Length: 0`): its single input is deduced
+  // from the resolved model's config at the HTTP edge (rawRequestInput), then run by the core.
+  const rawRequest = async (modelName: string, body: Uint8Array) => {
+    const model = core.models.resolve(modelName);
+    return core.infer({ modelName, inputs: [rawRequestInput(model.definition.config, body)] }, { model });
+  };
+
   it('runs a raw BYTES input as Triton does: the body is the element, shape [1]', async () => {
-    const response = await core.infer({
-      modelName: 'raw_bytes',
-      inputs: [],
-      rawInput: new TextEncoder().encode('hello'),
-    });
+    const response = await rawRequest('raw_bytes', new TextEncoder().encode('hello'));
     const out = response.outputs[0];
     expect(out?.tensor.shape).toEqual([1]);
     expect(bytesToStrings(out?.tensor.data as BytesList)).toEqual(['hello']);
   });
 
   it('refuses a raw input for a model whose BYTES input is not [1] or that has several inputs', async () => {
-    await expect(
-      core.infer({ modelName: 'simple_no_batch', inputs: [], rawInput: new Uint8Array(64) }),
-    ).rejects.toThrow(
+    await expect(rawRequest('simple_no_batch', new Uint8Array(64))).rejects.toThrow(
       "Raw request must only have 1 input (found 1) to be deduced but got 2 inputs in 'simple_no_batch' model configuration",
     );
     // Triton's message names the input (server test suite: test_byte_too_many_elements).
-    await expect(
-      core.infer({ modelName: 'identity_string', inputs: [], rawInput: new Uint8Array(3) }),
-    ).rejects.toThrow("For BYTE datatype raw input 'INPUT0', the model must have input shape [1]");
+    await expect(rawRequest('identity_string', new Uint8Array(3))).rejects.toThrow(
+      "For BYTE datatype raw input 'INPUT0', the model must have input shape [1]",
+    );
   });
 
   it('deduces the variable dim of a raw input from its byte size', async () => {
-    const response = await core.infer({
-      modelName: 'identity_fp32',
-      inputs: [],
-      rawInput: new Uint8Array(Float32Array.from([1, 2, 3, 4, 5]).buffer),
-    });
+    const response = await rawRequest(
+      'identity_fp32',
+      new Uint8Array(Float32Array.from([1, 2, 3, 4, 5]).buffer),
+    );
     expect(response.outputs[0]?.tensor.shape).toEqual([1, 5]);
   });
 
@@ -78,7 +79,7 @@ describe('the transport-neutral core', () => {
     const response = await core.infer({
       modelName: 'scores',
       inputs: [{ name: 'INPUT0', datatype: 'INT32', shape: [4], data: Int32Array.from([5, 9, -1, 9]) }],
-      outputs: [{ name: 'OUTPUT0', classification: 3 }],
+      outputs: [{ name: 'OUTPUT0', classCount: 3 }],
     });
     const out = response.outputs[0];
     expect(out?.tensor.shape).toEqual([3]);

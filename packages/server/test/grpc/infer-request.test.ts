@@ -21,6 +21,7 @@ import {
   SIMPLE_REQUEST,
   TYPED_REQUEST,
 } from '@tritonserver-ts/protocol/testing';
+import { BytesList } from '@tritonserver-ts/protocol';
 import { describe, expect, it } from 'vitest';
 
 import { ServerError } from '../../src/common/errors.js';
@@ -48,12 +49,19 @@ const raw = (values: number[]): Uint8Array => new Uint8Array(new Int32Array(valu
 const utf8 = (s: string): Uint8Array => new TextEncoder().encode(s);
 const bytesOf = (view: ArrayBufferView): number[] =>
   Array.from(new Uint8Array(view.buffer, view.byteOffset, view.byteLength));
+/** The bytes of an input's decoded data (BYTES in the wire's length-prefixed layout). */
+const dataBytes = (input: CoreInferInput | undefined): number[] => {
+  const data = input?.data;
+  if (data instanceof BytesList) return bytesOf(data.serialized);
+  if (data === undefined || Array.isArray(data)) throw new Error(`input ${input?.name} has no packed data`);
+  return bytesOf(data);
+};
 
 describe('client-built requests decode to what was sent', () => {
   it("the 'simple' request: raw INT32 inputs in input order, requested outputs, id and version", () => {
     const { message } = received(toModelInferRequest(SIMPLE_REQUEST));
     const { core } = decodeGrpcInferRequest(message);
-    expect(core.inputs.map((i) => [i.name, i.datatype, i.shape, bytesOf(i.raw!)])).toEqual([
+    expect(core.inputs.map((i) => [i.name, i.datatype, i.shape, dataBytes(i)])).toEqual([
       ['INPUT0', 'INT32', [1, 16], bytesOf(SIMPLE_INPUT0)],
       ['INPUT1', 'INT32', [1, 16], bytesOf(SIMPLE_INPUT1)],
     ]);
@@ -83,12 +91,12 @@ describe('client-built requests decode to what was sent', () => {
       custom_f: 0.25,
     });
     const [text, img] = core.inputs as CoreInferInput[];
-    // BYTES raw data stays in the wire's length-prefixed form for the core to read.
-    expect(bytesOf(text!.raw!)).toEqual([2, 0, 0, 0, ...utf8('ab'), 2, 0, 0, 0, ...utf8('ü')]);
-    expect(img?.raw).toBeUndefined();
+    // BYTES raw data is decoded into one buffer in the wire's length-prefixed form.
+    expect(dataBytes(text)).toEqual([2, 0, 0, 0, ...utf8('ab'), 2, 0, 0, 0, ...utf8('ü')]);
+    expect(img?.data).toBeUndefined();
     expect(img?.sharedMemory).toEqual({ region: 'r0', byteSize: 4, offset: 16 });
     expect(core.outputs).toEqual([
-      { name: 'SCORES', classification: 3, parameters: { classification: 3 } },
+      { name: 'SCORES', classCount: 3, parameters: { classification: 3 } },
       {
         name: 'EMB',
         sharedMemory: { region: 'r1', byteSize: 64, offset: 0 },
@@ -101,7 +109,7 @@ describe('client-built requests decode to what was sent', () => {
     const { message } = received(toModelInferRequest(TYPED_REQUEST));
     expect(message.rawInputContents).toHaveLength(0);
     const { core } = decodeGrpcInferRequest(message);
-    const byName = new Map(core.inputs.map((i) => [i.name, bytesOf(i.raw!)]));
+    const byName = new Map(core.inputs.map((i) => [i.name, dataBytes(i)]));
     expect(byName.get('I8')).toEqual(bytesOf(new Int8Array([-128, 0, 127])));
     expect(byName.get('I16')).toEqual(bytesOf(new Int16Array([-32768, 32767])));
     expect(byName.get('U8')).toEqual([0, 255]);
@@ -158,7 +166,7 @@ describe("refusals with tritonserver's messages", () => {
     });
     const inputs = decodeGrpcInferRequest(extra).core.inputs;
     expect(inputs).toHaveLength(1);
-    expect(bytesOf(inputs[0]!.raw!)).toEqual(bytesOf(new Int32Array([1])));
+    expect(dataBytes(inputs[0])).toEqual(bytesOf(new Int32Array([1])));
   });
 
   it('refuses contents on a shared-memory input', () => {
@@ -220,7 +228,7 @@ describe("refusals with tritonserver's messages", () => {
     expect(invalidArg(() => decodeGrpcInferRequest(dup))).toBe("output 'Y' already exists in request");
   });
 
-  it('leaves datatype and byte-size checks to the core (which knows the model)', () => {
+  it('leaves datatype and byte-size refusals to the core (which knows the model), in its order', () => {
     const request = create(ModelInferRequestSchema, {
       modelName: 'simple',
       inputs: [{ name: 'A', datatype: 'FP8', shape: [2n] }],
@@ -228,11 +236,24 @@ describe("refusals with tritonserver's messages", () => {
     });
     const [input] = decodeGrpcInferRequest(request).core.inputs;
     expect(input).toMatchObject({ name: 'A', datatype: 'FP8', shape: [2] });
-    expect(input?.raw?.byteLength).toBe(7);
+    // An unknown datatype: nothing decoded, the core refuses the datatype.
+    expect(input?.data).toBeUndefined();
+    // 7 bytes for two FP32 elements: the core's refusal, kept for the core to throw after its
+    // datatype and shape checks.
+    const sized = create(ModelInferRequestSchema, {
+      modelName: 'simple',
+      inputs: [{ name: 'A', datatype: 'FP32', shape: [2n] }],
+      rawInputContents: [new Uint8Array(7)],
+    });
+    const [fp32] = decodeGrpcInferRequest(sized).core.inputs;
+    expect(fp32?.data).toBeUndefined();
+    expect(fp32?.dataError?.message).toBe(
+      "input byte size mismatch for input 'A' for model 'simple'. Expected 8, got 7",
+    );
   });
 });
 
-it('raw inputs are views into the received message (no copy)', () => {
+it('raw inputs are decoded as views into the received message (no copy)', () => {
   const { bytes, message } = received(
     create(ModelInferRequestSchema, {
       modelName: 'm',
@@ -241,6 +262,6 @@ it('raw inputs are views into the received message (no copy)', () => {
     }),
   );
   const [input] = decodeGrpcInferRequest(message).core.inputs;
-  expect(input?.raw?.buffer).toBe(bytes.buffer);
-  expect(Array.from(input!.raw!)).toEqual([1, 2, 3]);
+  expect((input?.data as Uint8Array).buffer).toBe(bytes.buffer);
+  expect(dataBytes(input)).toEqual([1, 2, 3]);
 });

@@ -4,7 +4,7 @@
  * (compared field by field with `decodeMessage` on the same bytes), including messages whose
  * `contents` records repeat or interleave, unknown fields, and bytes that are not a message.
  */
-import { deserializeBytesTensor, serializeByteTensor } from '@tritonserver-ts/protocol';
+import { deserializeBytesTensor, serializeByteTensor, type BytesList } from '@tritonserver-ts/protocol';
 import {
   ModelInferRequestSchema,
   decodeMessage,
@@ -70,10 +70,12 @@ describe('the ModelInferRequest reader', () => {
     const ours = expectSameAsProtobufEs(bytes);
     expect(ours.inputs[0]?.contents?.bytesContents).toEqual([]);
     expect(packedBytesOf(ours)).toBe(4 * 3 + 11 + 4 + 200);
-    // The core gets the serialized layout as the input's raw bytes, as for raw_input_contents.
+    // The core gets the serialized layout as the input's data, as for raw_input_contents.
     const core = decodeGrpcInferRequest(ours).core;
     expect(
-      deserializeBytesTensor(core.inputs[0]?.raw as Uint8Array).map((e) => Buffer.from(e).toString()),
+      deserializeBytesTensor((core.inputs[0]?.data as BytesList).serialized).map((e) =>
+        Buffer.from(e).toString(),
+      ),
     ).toEqual(['hello', '', 'wörld']);
   });
 

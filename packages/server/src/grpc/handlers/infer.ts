@@ -9,6 +9,7 @@ import type { ModelInferRequest, ModelInferResponse } from '@tritonserver-ts/pro
 
 import { unsupported } from '../../common/errors.js';
 import { forwardHeaders } from '../../core/header-forward.js';
+import type { ServingVersion } from '../../core/model-manager.js';
 import type { InferenceServer } from '../../core/server.js';
 import type { CoreInferResponse, InputBudget } from '../../common/types.js';
 import type { MemoryBudget } from '../../http/memory-budget.js';
@@ -72,34 +73,48 @@ export function forwardedHeaders(
   return forwardHeaders(entries, pattern);
 }
 
+/** A read request and the model version it resolved to (the core runs it there, without resolving again). */
+export interface ResolvedInferRequest extends GrpcInferRequest {
+  readonly model: ServingVersion;
+}
+
+/** Resolves a request's model version: Triton's unknown-model / version errors. */
+export function resolveModel(core: InferenceServer, request: ModelInferRequest): ServingVersion {
+  return core.models.resolve(
+    request.modelName,
+    request.modelVersion === '' ? undefined : request.modelVersion,
+  );
+}
+
 /**
- * Resolves the model (Triton's unknown-model / version errors) and reads the request, with its
- * input bound ({@link GrpcInputLimits}) for its shared-memory inputs and the element-by-element
- * conversion of its BYTES inputs.
- * @param refuseDecoupled - `ModelInfer` refuses decoupled models; the stream accepts them.
+ * Resolves the model (Triton's unknown-model / version errors; once per request) and reads the
+ * request, its contents decoded for that model, with its input bound ({@link GrpcInputLimits}) for
+ * its shared-memory inputs and the element-by-element conversion of its BYTES inputs.
+ * @param options.refuseDecoupled - `ModelInfer` refuses decoupled models; the stream accepts them.
+ * @param options.model - the model already resolved for this request (the stream resolves it to
+ *   choose how to answer); absent: resolved here.
  */
 export function readInferRequest(
   core: InferenceServer,
   request: ModelInferRequest,
   ctx: Pick<CallContext, 'metadata' | 'signal'>,
-  options: InferHandlerOptions & { refuseDecoupled: boolean },
-): GrpcInferRequest {
-  const serving = core.models.resolve(
-    request.modelName,
-    request.modelVersion === '' ? undefined : request.modelVersion,
-  );
-  if (options.refuseDecoupled && serving.definition.config.model_transaction_policy?.decoupled === true) {
+  options: InferHandlerOptions & { refuseDecoupled: boolean; model?: ServingVersion },
+): ResolvedInferRequest {
+  const model = options.model ?? resolveModel(core, request);
+  const config = model.definition.config;
+  if (options.refuseDecoupled && config.model_transaction_policy?.decoupled === true) {
     throw unsupported("ModelInfer RPC doesn't support models with decoupled transaction policy");
   }
   const headers = forwardedHeaders(ctx.metadata, options.headerForwardPattern);
   const decoded = decodeGrpcInferRequest(request, {
     signal: ctx.signal,
+    modelName: config.name === '' ? model.name : config.name,
     ...(headers !== undefined ? { forwardedHeaders: headers } : {}),
   });
   // Shared-memory inputs and BYTES converted element by element count against the limits.
   const limits = options.inputLimits;
-  if (limits === undefined) return decoded;
-  return { ...decoded, core: { ...decoded.core, inputBudget: grpcInputBudget(request, limits) } };
+  if (limits === undefined) return { ...decoded, model };
+  return { ...decoded, model, core: { ...decoded.core, inputBudget: grpcInputBudget(request, limits) } };
 }
 
 /**
@@ -111,7 +126,7 @@ export function readInferRequest(
  */
 export async function runInfer<T>(
   core: InferenceServer,
-  decoded: GrpcInferRequest,
+  decoded: ResolvedInferRequest,
   receivedAt: bigint,
   encode: (response: CoreInferResponse) => T,
   onAccepted?: () => void,
@@ -122,6 +137,7 @@ export async function runInfer<T>(
   let message: T;
   try {
     const response = await core.infer(decoded.core, {
+      model: decoded.model,
       ...(trace !== undefined ? { trace } : {}),
       ...(onAccepted !== undefined ? { onAccepted } : {}),
     });

@@ -19,9 +19,9 @@ import { capErrorMessage } from '../../common/echo.js';
 import { toServerError, type ServerError } from '../../common/errors.js';
 import type { InferenceServer } from '../../core/server.js';
 import type { CoreStreamResponse } from '../../common/types.js';
-import type { GrpcInferRequest } from '../infer-request.js';
 import { boolParameter, encodeGrpcInferResponse } from '../infer-response.js';
 import { message } from '../messages.js';
+import type { ResolvedInferRequest } from './infer.js';
 
 /** Where the responses of one decoupled request go. */
 export interface DecoupledSink {
@@ -80,7 +80,7 @@ export function decoupledAnswer(
 export async function runDecoupled(
   core: InferenceServer,
   request: ModelInferRequest,
-  decoded: GrpcInferRequest,
+  decoded: ResolvedInferRequest,
   receivedAt: bigint,
   sink: DecoupledSink,
   onRefused: (error: ServerError, accepted: boolean) => void,
@@ -115,6 +115,7 @@ export async function runDecoupled(
     await core.infer(
       { ...decoded.core, onResponse },
       {
+        model: decoded.model,
         ...(trace !== undefined ? { trace } : {}),
         onAccepted: () => {
           accepted = true;

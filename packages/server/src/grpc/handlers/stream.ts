@@ -27,13 +27,14 @@ import {
 
 import { capErrorMessage } from '../../common/echo.js';
 import { ServerError, toServerError } from '../../common/errors.js';
+import type { ServingVersion } from '../../core/model-manager.js';
 import type { InferenceServer } from '../../core/server.js';
 import { boolParameter, encodeGrpcInferResponse } from '../infer-response.js';
 import { isOverBudget, releaseRequestMemory, type OverBudget } from '../inflate.js';
 import { message } from '../messages.js';
 import { grpcErrorFor } from '../status.js';
 import { isUnparsable, type UNPARSABLE } from '../unparsable.js';
-import { readInferRequest, runInfer, type InferHandlerOptions } from './infer.js';
+import { readInferRequest, resolveModel, runInfer, type InferHandlerOptions } from './infer.js';
 import { runDecoupled } from './stream-decoupled.js';
 import { StreamWriter } from './stream-writer.js';
 
@@ -69,17 +70,21 @@ export interface StreamFlowLimits {
 /** How often a held-back stream looks again at its connection's output. */
 const FLOW_RECHECK_MS = 50;
 
-/** Whether `request` names a decoupled model (false when the model cannot be resolved: its error comes later). */
-function isDecoupled(core: InferenceServer, request: ModelInferRequest): boolean {
+/**
+ * The model version `request` names, resolved once for the request (its reading and the core use
+ * it), or `undefined` when it cannot be resolved: its error comes when the request is read.
+ */
+function streamModel(core: InferenceServer, request: ModelInferRequest): ServingVersion | undefined {
   try {
-    const serving = core.models.resolve(
-      request.modelName,
-      request.modelVersion === '' ? undefined : request.modelVersion,
-    );
-    return serving.definition.config.model_transaction_policy?.decoupled === true;
+    return resolveModel(core, request);
   } catch {
-    return false;
+    return undefined;
   }
+}
+
+/** Whether `model` is decoupled (an unresolved model is answered as a non-decoupled one). */
+function isDecoupled(model: ServingVersion | undefined): boolean {
+  return model?.definition.config.model_transaction_policy?.decoupled === true;
 }
 
 /** Serves one `ModelStreamInfer` call. */
@@ -212,13 +217,18 @@ export function serveStream(
     }
     const receivedAt = process.hrtime.bigint();
     inFlight += 1;
-    if (isDecoupled(core, request)) serveDecoupled(request, receivedAt);
-    else serveOrdered(request, receivedAt);
+    const model = streamModel(core, request);
+    if (isDecoupled(model)) serveDecoupled(request, receivedAt, model);
+    else serveOrdered(request, receivedAt, model);
     regulate();
   });
 
   /** A request to a decoupled model: its responses are written as they come. */
-  const serveDecoupled = (request: ModelInferRequest, receivedAt: bigint): void => {
+  const serveDecoupled = (
+    request: ModelInferRequest,
+    receivedAt: bigint,
+    model: ServingVersion | undefined,
+  ): void => {
     const refuse = (error: ServerError, accepted: boolean): void => {
       if (grpcErrorMode) failStream(error);
       else writer.write(failureAnswer(request, error.message, accepted));
@@ -229,7 +239,7 @@ export function serveStream(
         core,
         request,
         { metadata: call.metadata, signal: controller.signal },
-        { ...options, refuseDecoupled: false },
+        { ...options, refuseDecoupled: false, ...(model !== undefined ? { model } : {}) },
       );
     } catch (error) {
       refuse(toServerError(error), false);
@@ -251,7 +261,11 @@ export function serveStream(
   };
 
   /** A request to a model that is not decoupled: one answer, in request order. */
-  const serveOrdered = (request: ModelInferRequest, receivedAt: bigint): void => {
+  const serveOrdered = (
+    request: ModelInferRequest,
+    receivedAt: bigint,
+    model: ServingVersion | undefined,
+  ): void => {
     // Inference starts at once (requests run concurrently); answers are written in request order.
     let accepted = false;
     const result: Promise<{ answer: ModelStreamInferResponse; sent?: () => void } | ServerError> =
@@ -261,7 +275,7 @@ export function serveStream(
             core,
             request,
             { metadata: call.metadata, signal: controller.signal },
-            { ...options, refuseDecoupled: false },
+            { ...options, refuseDecoupled: false, ...(model !== undefined ? { model } : {}) },
           );
           const run = await runInfer(
             core,
