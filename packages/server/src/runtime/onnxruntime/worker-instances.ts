@@ -244,7 +244,13 @@ export class WorkerModelInstance implements RuntimeModelInstance {
         this.#buffers.delete(t.name);
         const buffer = reuse !== undefined && reuse.byteLength >= bytes ? reuse : new ArrayBuffer(bytes);
         new Uint8Array(buffer, 0, bytes).set(new Uint8Array(data.buffer, data.byteOffset, bytes));
-        const View = data.constructor as new (b: ArrayBuffer, offset: number, length: number) => typeof data;
+        // A Buffer is sent as a Uint8Array (what the worker receives of it either way): its own
+        // constructor with an ArrayBuffer is the deprecated `new Buffer()` (DEP0005, warned on Node 24).
+        const View = (Buffer.isBuffer(data) ? Uint8Array : data.constructor) as new (
+          b: ArrayBuffer,
+          offset: number,
+          length: number,
+        ) => typeof data;
         transfer.push(buffer);
         const length = data.byteLength / data.BYTES_PER_ELEMENT;
         return toWorkerTensor(t, new View(buffer, 0, length));
