@@ -63,11 +63,6 @@ export function createModelConfig(init: ModelConfigInit = {}): ModelConfig {
   }) as unknown as ModelConfig;
 }
 
-/** A deep copy of a config (configs are plain data). */
-export function cloneModelConfig(config: ModelConfig): ModelConfig {
-  return structuredClone(config);
-}
-
 /**
  * Writes a config as `config.pbtxt` text (fields at their default are left out);
  * `parseModelConfigText(modelConfigToText(c))` equals `c`.
