@@ -116,3 +116,33 @@ export function createTensor<D extends Datatype>(
   }
   return { name, datatype, shape: [...shape], data };
 }
+
+/**
+ * The data of an input to send, as a typed array whose element count matches its shape: what both
+ * wires' request encoders put on the wire (HTTP binary tail or JSON `data`, gRPC raw or typed
+ * contents). Call it only for an input that is not in shared memory.
+ * @throws ProtocolError `INVALID_VALUE` when the input has no data, `ELEMENT_COUNT_MISMATCH` when
+ *   the element count differs from the shape's
+ */
+export function inputTensorData<D extends Datatype>(input: {
+  readonly name: string;
+  readonly datatype: D;
+  readonly shape: readonly number[];
+  readonly data?: TensorValues<D>;
+}): TensorData<D> {
+  if (input.data === undefined) {
+    throw new ProtocolError(
+      'INVALID_VALUE',
+      `input '${input.name}' has neither data nor a shared-memory region`,
+    );
+  }
+  const data = toTensorData(input.datatype, input.data);
+  const expected = elementCount(input.shape);
+  if (data.length !== expected) {
+    throw new ProtocolError(
+      'ELEMENT_COUNT_MISMATCH',
+      `input '${input.name}' has ${data.length} elements but shape [${input.shape.join(',')}] expects ${expected}`,
+    );
+  }
+  return data;
+}

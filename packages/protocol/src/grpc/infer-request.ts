@@ -11,8 +11,7 @@ import type { InferInput } from '../message.js';
 import type { NeutralRequestOptions, NeutralRequestedOutput } from '../message.js';
 import { tensorDataToBytes } from '../raw.js';
 import type { SharedMemoryRef } from '../shared-memory.js';
-import { elementCount } from '../tensor.js';
-import { toTensorData } from '../tensor-data.js';
+import { inputTensorData } from '../tensor-data.js';
 import { isReservedParameter, type Parameters } from '../parameters.js';
 import { toTensorContents } from './contents.js';
 import {
@@ -142,20 +141,7 @@ export function toModelInferRequest(call: GrpcInferCall): ModelInferRequest {
       Object.assign(tensor.parameters, shmParameters(input.sharedMemory));
       return create(ModelInferRequest_InferInputTensorSchema, tensor);
     }
-    if (input.data === undefined) {
-      throw new ProtocolError(
-        'INVALID_VALUE',
-        `input '${input.name}' has neither data nor a shared-memory region`,
-      );
-    }
-    const data = toTensorData(input.datatype, input.data);
-    const expected = elementCount(input.shape);
-    if (data.length !== expected) {
-      throw new ProtocolError(
-        'ELEMENT_COUNT_MISMATCH',
-        `input '${input.name}' has ${data.length} elements but shape [${input.shape.join(',')}] expects ${expected}`,
-      );
-    }
+    const data = inputTensorData(input);
     if (input.binaryData ?? defaultRaw) {
       raw.push(tensorDataToBytes(input.datatype, data));
       return create(ModelInferRequest_InferInputTensorSchema, tensor);

@@ -32,7 +32,7 @@ import {
   writeSharedMemory,
 } from './shared.js';
 import { type SharedMemoryRef } from '../shared-memory.js';
-import { toTensorData, type TensorValues } from '../tensor-data.js';
+import { inputTensorData, toTensorData, type TensorValues } from '../tensor-data.js';
 import { TRITON_JSON } from './triton-json.js';
 import { elementCount } from '../tensor.js';
 import { isReservedParameter, type Parameters } from '../parameters.js';
@@ -87,20 +87,7 @@ function encodeInput(input: InferInput, defaultBinary: boolean, tail: Uint8Array
     json.parameters = params;
     return json;
   }
-  if (input.data === undefined) {
-    throw new ProtocolError(
-      'INVALID_VALUE',
-      `input '${input.name}' has neither data nor a shared-memory region`,
-    );
-  }
-  const data = toTensorData(input.datatype, input.data);
-  const expected = elementCount(input.shape);
-  if (data.length !== expected) {
-    throw new ProtocolError(
-      'ELEMENT_COUNT_MISMATCH',
-      `input '${input.name}' has ${data.length} elements but shape [${input.shape.join(',')}] expects ${expected}`,
-    );
-  }
+  const data = inputTensorData(input);
   if (input.binaryData ?? defaultBinary) {
     const raw = tensorDataToBytes(input.datatype, data);
     tail.push(raw);
