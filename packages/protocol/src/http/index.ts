@@ -3,7 +3,8 @@
  * requests and responses as a JSON header plus the binary tensor extension's tail (encode for a
  * client, decode for a server), the JSON shapes with the protocol's field names, the HTTP-only
  * request hints (`binary_data_output`, per-output `binary_data`, raw binary requests), and Triton's
- * JSON conventions (lossless 64-bit numbers, which int64 config fields print as numbers).
+ * JSON conventions (lossless 64-bit numbers, which int64 config fields print as numbers), and the
+ * generate extension's JSON mapping and Server-Sent Events framing (`generate.ts`).
  * @packageDocumentation
  */
 export * from './wire.js';
@@ -19,3 +20,4 @@ export {
   type InferRequestedOutput,
 } from './hints.js';
 export * from './config-int64.js';
+export * from './generate.js';
