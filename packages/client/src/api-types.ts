@@ -135,3 +135,12 @@ export interface InferCall {
    */
   readonly http: HttpInferHints;
 }
+
+/** What a transport gets for a generate call (`generate` and `generate_stream`). */
+export interface GenerateCall {
+  readonly modelName: string;
+  /** '' for the server's choice. */
+  readonly modelVersion: string;
+  /** The request's JSON text (inputs by name, `id`, `parameters`). */
+  readonly body: string;
+}

@@ -5,6 +5,7 @@
  */
 import type {
   CudaSharedMemoryRegion,
+  GenerateCall,
   InferCall,
   InferenceStatistics,
   LoadModelOptions,
@@ -17,7 +18,20 @@ import type {
   TraceSettings,
   TraceSettingsUpdate,
 } from './api-types.js';
-import { TritonAbortError, TritonError, TritonInvalidArgumentError, TritonServerError } from './errors.js';
+import {
+  TritonAbortError,
+  TritonConnectionError,
+  TritonError,
+  TritonInvalidArgumentError,
+  TritonServerError,
+} from './errors.js';
+import {
+  generateCallOf,
+  generateResponses,
+  type GenerateInputs,
+  type GenerateOptions,
+  type GenerateResponse,
+} from './generate.js';
 import { HttpTransport } from './http/http-transport.js';
 import { InferResult } from './infer-result.js';
 import { InferStatRecorder, type InferStat, type InferTimer } from './infer-stat.js';
@@ -110,6 +124,19 @@ function inferCallOf(
     responseCompression: options.responseCompression,
     http: options.rawBinaryRequest === true ? { ...http, rawBinaryRequest: true } : http,
   };
+}
+
+/** A generate call on a transport without the generate extension (gRPC has none). */
+function generateUnavailable(kind: string): TritonInvalidArgumentError {
+  return new TritonInvalidArgumentError(
+    `the generate extension is HTTP only (this client's transport is ${kind}); use the gRPC stream for decoupled models`,
+  );
+}
+
+/** A stream whose connection failed after its first event. */
+function streamBroken(cause: unknown): TritonConnectionError {
+  const detail = cause instanceof Error ? cause.message : String(cause);
+  return new TritonConnectionError(`generate_stream broke off: ${detail}`, { cause });
 }
 
 const DEFAULT_TIMEOUT_MS = 60_000;
@@ -228,45 +255,56 @@ export class TritonClient {
   ): Promise<T> {
     const scope = this.#open(operation, options, inferTimer);
     const maxRetries = retryable ? (options.maxRetries ?? this.#maxRetries) : 0;
-    const debug = this.#logger !== silentLogger;
     try {
-      for (let attempt = 0; ; attempt++) {
-        const started = debug ? performance.now() : 0;
-        if (attempt > 0 && inferTimer !== undefined) {
-          // A retry: its send time starts now (not with the failed attempt and the backoff).
-          inferTimer.sendStart = process.hrtime.bigint();
-          inferTimer.sendEnd = 0n;
-          inferTimer.receiveStart = 0n;
-        }
-        try {
-          const result = await run(scope.context);
-          if (debug) {
-            this.#logger.debug('triton call', { operation, attempt, ms: performance.now() - started });
-          }
-          return result;
-        } catch (raw) {
-          const error = scope.classify(raw);
-          if (!(error instanceof TritonError) || attempt >= maxRetries || !isRetryable(error)) throw error;
-          const delay = backoffDelay(
-            attempt,
-            this.#backoff,
-            error instanceof TritonServerError ? error.retryAfterMs : undefined,
-          );
-          this.#logger.warn('triton call failed, retrying', {
-            operation,
-            attempt,
-            delayMs: Math.round(delay),
-            error: error.message,
-          });
-          try {
-            await sleep(delay, scope.signal);
-          } catch (sleepError) {
-            throw scope.classify(sleepError);
-          }
-        }
-      }
+      return await this.#attempts(scope, operation, maxRetries, run, inferTimer);
     } finally {
       scope.dispose();
+    }
+  }
+
+  /** Runs `run` in `scope` until it succeeds or fails for good (up to `maxRetries` retries with backoff). */
+  async #attempts<T>(
+    scope: CallScope,
+    operation: string,
+    maxRetries: number,
+    run: (ctx: TransportContext) => Promise<T>,
+    inferTimer?: InferTimer,
+  ): Promise<T> {
+    const debug = this.#logger !== silentLogger;
+    for (let attempt = 0; ; attempt++) {
+      const started = debug ? performance.now() : 0;
+      if (attempt > 0 && inferTimer !== undefined) {
+        // A retry: its send time starts now (not with the failed attempt and the backoff).
+        inferTimer.sendStart = process.hrtime.bigint();
+        inferTimer.sendEnd = 0n;
+        inferTimer.receiveStart = 0n;
+      }
+      try {
+        const result = await run(scope.context);
+        if (debug) {
+          this.#logger.debug('triton call', { operation, attempt, ms: performance.now() - started });
+        }
+        return result;
+      } catch (raw) {
+        const error = scope.classify(raw);
+        if (!(error instanceof TritonError) || attempt >= maxRetries || !isRetryable(error)) throw error;
+        const delay = backoffDelay(
+          attempt,
+          this.#backoff,
+          error instanceof TritonServerError ? error.retryAfterMs : undefined,
+        );
+        this.#logger.warn('triton call failed, retrying', {
+          operation,
+          attempt,
+          delayMs: Math.round(delay),
+          error: error.message,
+        });
+        try {
+          await sleep(delay, scope.signal);
+        } catch (sleepError) {
+          throw scope.classify(sleepError);
+        }
+      }
     }
   }
 
@@ -494,6 +532,85 @@ export class TritonClient {
         throw error;
       },
     );
+  }
+
+  /**
+   * Triton's generate extension, `POST v2/models/{m}[/versions/{v}]/generate` (HTTP only): the
+   * inputs as JSON members by name (a string is BYTES; an array fills the input's shape), request
+   * parameters apart, and the model's one response back with single-element outputs as scalars.
+   * Errors, timeouts and retries as {@link TritonClient.infer} (not retried unless `retry: true`).
+   *
+   * ```ts
+   * const answer = await client.generate('food_caption', { INPUT_IMAGE: base64 }, { parameters: { top_k: 1 } });
+   * answer.values.TEXT; // 'Likely'
+   * ```
+   */
+  generate(
+    modelName: string,
+    inputs: GenerateInputs,
+    options: GenerateOptions = {},
+  ): Promise<GenerateResponse> {
+    const transport = this.transport;
+    let call: GenerateCall;
+    try {
+      if (transport.generate === undefined) throw generateUnavailable(transport.kind);
+      call = generateCallOf(modelName, inputs, options);
+    } catch (error) {
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    }
+    return this.#call('generate', options.retry === true, options, (ctx) =>
+      (transport.generate as NonNullable<Transport['generate']>)(call, ctx),
+    );
+  }
+
+  /**
+   * Triton's generate extension as a stream, `POST …/generate_stream` (HTTP only): an async
+   * iterable of the model's responses, one per Server-Sent Event, as they arrive (a decoupled
+   * model's many, or another model's one). The request is sent when iteration starts.
+   *
+   * - Stop early (`break` out of `for await`, or abort `signal`) and the request is cancelled: the
+   *   connection closes and the server cancels the model's request (`is_cancelled()`).
+   * - An error before the first event is thrown as `infer` would throw it (`TritonServerError`
+   *   with the HTTP status); an in-band `{"error": …}` event later is thrown from the iterator as
+   *   `TritonServerError` (status 400, reason `UNKNOWN`: the server sends no status in-band).
+   * - `timeoutMs` bounds the whole stream (default: the client's); 0 or Infinity for none.
+   * - Not retried unless `retry: true`, and then only before the first event.
+   *
+   * ```ts
+   * for await (const response of client.generateStream('food_caption', { INPUT_IMAGE: base64 })) {
+   *   process.stdout.write(String(response.values.TEXT));
+   * }
+   * ```
+   */
+  generateStream(
+    modelName: string,
+    inputs: GenerateInputs,
+    options: GenerateOptions = {},
+  ): AsyncGenerator<GenerateResponse, void, undefined> {
+    return this.#generateStream(modelName, inputs, options);
+  }
+
+  async *#generateStream(
+    modelName: string,
+    inputs: GenerateInputs,
+    options: GenerateOptions,
+  ): AsyncGenerator<GenerateResponse, void, undefined> {
+    const transport = this.transport;
+    const open = transport.openGenerateStream?.bind(transport);
+    if (open === undefined) throw generateUnavailable(transport.kind);
+    const call = generateCallOf(modelName, inputs, options);
+    const scope = this.#open('generateStream', options, undefined);
+    try {
+      const maxRetries = options.retry === true ? (options.maxRetries ?? this.#maxRetries) : 0;
+      const body = await this.#attempts(scope, 'generateStream', maxRetries, (ctx) => open(call, ctx));
+      try {
+        yield* generateResponses(body, transport.kind);
+      } catch (raw) {
+        throw scope.classify(raw instanceof TritonError ? raw : streamBroken(raw));
+      }
+    } finally {
+      scope.dispose();
+    }
   }
 
   /** The result of a successful inference, counted in {@link TritonClient.inferStat}. */

@@ -10,6 +10,7 @@
  */
 import type {
   CudaSharedMemoryRegion,
+  GenerateCall,
   InferCall,
   InferenceStatistics,
   LoadModelOptions,
@@ -26,6 +27,7 @@ import type { TransportKind } from './errors.js';
 import type { InferTimer } from './infer-stat.js';
 import type { QueryParams } from './query-params.js';
 import type { InferResponse } from '@tritonserver-ts/protocol';
+import type { GenerateResponse } from '@tritonserver-ts/protocol/http';
 
 /** Per-call context handed to a transport. */
 export interface TransportContext {
@@ -109,6 +111,13 @@ export interface Transport {
   ): Promise<void>;
   unregisterCudaSharedMemory(name: string, ctx: TransportContext): Promise<void>;
   infer(call: InferCall, ctx: TransportContext): Promise<InferResponse>;
+  /** The generate extension (HTTP only): the model's one response. Absent on transports without it. */
+  generate?(call: GenerateCall, ctx: TransportContext): Promise<GenerateResponse>;
+  /**
+   * The generate extension's stream (HTTP only): the Server-Sent Events body, once the server
+   * answered 200; ending its iteration early must close the request. Absent on transports without it.
+   */
+  openGenerateStream?(call: GenerateCall, ctx: TransportContext): Promise<AsyncIterable<Uint8Array>>;
   /** Closes pooled connections; in-flight calls finish first. */
   close(): Promise<void>;
 }

@@ -36,6 +36,10 @@ import { INFERENCE_HEADER_CONTENT_LENGTH } from '@tritonserver-ts/protocol/http'
 import type { Transport, TransportContext } from '../transport.js';
 import { cancellationOf } from '../call-scope.js';
 import { exchange, type HttpResponse, type ReceivedResponse } from './exchange.js';
+import { streamingRequest, type StreamingResponse } from './event-stream-request.js';
+import { decodeGenerateEvent, type GenerateResponse } from '@tritonserver-ts/protocol/http';
+import type { GenerateCall } from '../api-types.js';
+import { inBandGenerateError } from '../generate.js';
 import { apiPath, parseServerUrl, type ServerAddress } from './url.js';
 
 export type { HttpResponse } from './exchange.js';
@@ -105,6 +109,8 @@ export function serverErrorFromResponse(response: HttpResponse): TritonServerErr
  * than writing parts (measured in the README's Benchmark section); 64 KiB leaves a margin.
  */
 export const PARTS_MIN_TAIL_BYTES = 64 * 1024;
+
+const JSON_CONTENT: Readonly<Record<string, string>> = { 'content-type': 'application/json' };
 
 /** The KServe v2 HTTP transport. Construct it directly only to share it or to pass pool options. */
 export class HttpTransport implements Transport {
@@ -214,6 +220,69 @@ export class HttpTransport implements Transport {
     return version === ''
       ? ['v2', 'models', name, ...rest]
       : ['v2', 'models', name, 'versions', version, ...rest];
+  }
+
+  /** `POST v2/models/{m}[/versions/{v}]/generate`: the model's one response. */
+  async generate(call: GenerateCall, ctx: TransportContext): Promise<GenerateResponse> {
+    const res = await this.send(
+      'POST',
+      this.#model(call.modelName, call.modelVersion, 'generate'),
+      ctx,
+      call.body,
+      JSON_CONTENT,
+    );
+    if (res.status !== 200) throw serverErrorFromResponse(res);
+    let event;
+    try {
+      event = decodeGenerateEvent(Buffer.from(res.body).toString('utf8'));
+    } catch (error) {
+      throw protocolFailure(error);
+    }
+    if (event.kind === 'error') throw inBandGenerateError(event.message, 'http');
+    return event.response;
+  }
+
+  /**
+   * `POST v2/models/{m}[/versions/{v}]/generate_stream`: resolves with the Server-Sent Events body
+   * once the server answered 200 (read it as it arrives; returning early from it closes the
+   * connection). A non-200 answer is read whole and thrown as infer's errors are.
+   */
+  async openGenerateStream(call: GenerateCall, ctx: TransportContext): Promise<AsyncIterable<Uint8Array>> {
+    const segments = this.#model(call.modelName, call.modelVersion, 'generate_stream');
+    const path = apiPath(this.address.basePath, ...segments) + queryString(ctx.queryParams);
+    let response: StreamingResponse;
+    try {
+      response = await streamingRequest(
+        this.#pool,
+        { path, headers: { ...ctx.headers, ...JSON_CONTENT, accept: 'text/event-stream' }, body: call.body },
+        ctx.signal,
+      );
+    } catch (cause) {
+      const detail = cause instanceof Error ? cause.message : String(cause);
+      throw new TritonConnectionError(`POST ${this.address.origin}${path} failed: ${detail}`, { cause });
+    }
+    if (response.status !== 200) {
+      let text: string;
+      try {
+        text = await response.body.text();
+      } catch (cause) {
+        const detail = cause instanceof Error ? cause.message : String(cause);
+        throw new TritonConnectionError(`POST ${this.address.origin}${path} failed: ${detail}`, { cause });
+      }
+      throw serverErrorFromResponse({
+        status: response.status,
+        headers: response.headers,
+        body: Buffer.from(text, 'utf8'),
+      });
+    }
+    const type = headerValue(response.headers, 'content-type') ?? '';
+    if (!/^text\/event-stream\b/i.test(type)) {
+      await response.body.text().catch(() => undefined);
+      throw protocolFailure(
+        new Error(`generate_stream answered Content-Type '${type}', not text/event-stream`),
+      );
+    }
+    return response.body;
   }
 
   isServerLive(ctx: TransportContext): Promise<boolean> {
