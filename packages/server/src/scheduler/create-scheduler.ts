@@ -9,6 +9,7 @@ import { createDynamicBatcher } from './dynamic-batcher.js';
 import { createEnsembleScheduler } from './ensemble-scheduler.js';
 import type { SchedulingEngine } from './engine.js';
 import { batchLayoutOf } from './ragged.js';
+import { rateLimitedInstances } from './rate-limiter.js';
 import type { SchedulerFactory } from './types.js';
 
 /**
@@ -38,6 +39,8 @@ export const createScheduler: SchedulerFactory &
     }) as SchedulingEngine;
   }
   const layout = batchLayoutOf(config, options.batchInputs ?? 'none');
+  // Ensembles are not rate limited (their composing models are); this registers the instances.
+  const limited = options.rateLimiter?.register(rateLimitedInstances(config, options.instances));
   const common = {
     modelName: options.modelName,
     modelVersion: options.modelVersion,
@@ -45,6 +48,7 @@ export const createScheduler: SchedulerFactory &
     maxBatchSize: config.max_batch_size,
     ...(options.statistics === undefined ? {} : { statistics: options.statistics }),
     ...(layout === undefined ? {} : { batchLayout: layout }),
+    ...(limited === undefined ? {} : { rateLimiter: limited }),
   };
   if (config.dynamic_batching !== undefined && config.max_batch_size > 0) {
     return createDynamicBatcher({ ...common, dynamicBatching: config.dynamic_batching });

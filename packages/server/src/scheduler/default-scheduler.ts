@@ -7,6 +7,7 @@ import type { ModelInstance } from '../runtime/types.js';
 import { ModelStatistics } from '../statistics/model-statistics.js';
 import { SchedulingEngine } from './engine.js';
 import type { BatchLayout } from './ragged.js';
+import type { RateLimitedModel } from './rate-limiter.js';
 import { FifoQueue } from './fifo-queue.js';
 
 /** Options of {@link createDefaultScheduler}. */
@@ -22,6 +23,8 @@ export interface DefaultSchedulerOptions {
   readonly batchLayout?: BatchLayout;
   /** Monotonic ns clock (tests). */
   readonly clock?: () => bigint;
+  /** The version's registration with the server's rate limiter, when rate limiting is on. */
+  readonly rateLimiter?: RateLimitedModel;
 }
 
 /** Creates the default (non-batching) scheduler. */
@@ -34,5 +37,6 @@ export function createDefaultScheduler(options: DefaultSchedulerOptions): Schedu
     preserveOrdering: false,
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.batchLayout === undefined ? {} : { batchLayout: options.batchLayout }),
+    ...(options.rateLimiter === undefined ? {} : { rateLimiter: options.rateLimiter }),
   });
 }

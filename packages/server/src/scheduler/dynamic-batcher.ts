@@ -8,6 +8,7 @@ import type { ModelInstance } from '../runtime/types.js';
 import { ModelStatistics } from '../statistics/model-statistics.js';
 import { SchedulingEngine } from './engine.js';
 import type { BatchLayout } from './ragged.js';
+import type { RateLimitedModel } from './rate-limiter.js';
 import { PriorityBatchQueue } from './priority-batch-queue.js';
 
 /** Options of {@link createDynamicBatcher}. */
@@ -22,6 +23,8 @@ export interface DynamicBatcherOptions {
   /** Ragged inputs, batch inputs and batch outputs, if the model has any. */
   readonly batchLayout?: BatchLayout;
   readonly clock?: () => bigint;
+  /** The version's registration with the server's rate limiter, when rate limiting is on. */
+  readonly rateLimiter?: RateLimitedModel;
 }
 
 /** Creates a dynamic batcher over `instances`. */
@@ -37,5 +40,6 @@ export function createDynamicBatcher(options: DynamicBatcherOptions): Scheduling
     preserveOrdering: options.dynamicBatching.preserve_ordering,
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.batchLayout === undefined ? {} : { batchLayout: options.batchLayout }),
+    ...(options.rateLimiter === undefined ? {} : { rateLimiter: options.rateLimiter }),
   });
 }

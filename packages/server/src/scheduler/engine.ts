@@ -13,6 +13,7 @@ import { batchCompatibilityKey, concatInputs, splitOutputs } from './batch.js';
 import { layoutInputs, layoutSplitOutputs, raggedCompatibilityKey, type BatchLayout } from './ragged.js';
 import type { QueuedRequest, SchedulingQueue } from './entry.js';
 import { SchedulerRejection, failureReasonOf } from './errors.js';
+import type { RateLimitedModel } from './rate-limiter.js';
 import type { Scheduler, SchedulerRequest, SchedulerResponse } from './types.js';
 
 /** Options of {@link SchedulingEngine}. */
@@ -29,6 +30,14 @@ export interface SchedulingEngineOptions {
   readonly batchLayout?: BatchLayout;
   /** Monotonic clock in ns (default `process.hrtime.bigint`). */
   readonly clock?: () => bigint;
+  /**
+   * The version's registration with the server's rate limiter (`--rate-limit=execution_count`): an
+   * instance runs a batch only once the limiter grants it (its resources held); the batch is taken
+   * from the queue at that moment (requests that arrived meanwhile join it), the queue time counts
+   * the wait, and the instance goes back to the limiter when the execution ends. The engine leaves
+   * the limiter once drained.
+   */
+  readonly rateLimiter?: RateLimitedModel;
 }
 
 type Settle = () => void;
@@ -72,6 +81,11 @@ export class SchedulingEngine implements Scheduler {
   private issued = 0;
   private delivered = 0;
   private readonly held = new Map<number, Finished | undefined>();
+  private readonly limiter: RateLimitedModel | undefined;
+  /** Instances asked of the rate limiter and not granted yet. */
+  private asked = 0;
+  /** A grant found nothing to run yet (batcher delay): ask no more until the next dispatch. */
+  private parked = false;
 
   constructor(options: SchedulingEngineOptions) {
     if (options.instances.length === 0) {
@@ -85,6 +99,8 @@ export class SchedulingEngine implements Scheduler {
     this.preserveOrdering = options.preserveOrdering;
     this.layout = options.batchLayout;
     this.clock = options.clock ?? (() => process.hrtime.bigint());
+    this.limiter = options.rateLimiter;
+    if (this.limiter !== undefined) this.limiter.onGrant = (instance) => this.granted(instance);
   }
 
   /** Requests queued, executing, or waiting for an earlier response (preserve_ordering). */
@@ -141,7 +157,10 @@ export class SchedulingEngine implements Scheduler {
     this.dispatch();
     // Per-request instances bound the requests they still hold open (decoupled models).
     for (const instance of this.instances) instance.closing?.();
-    if (this.pending === 0) return Promise.resolve();
+    if (this.pending === 0) {
+      this.limiter?.unregister();
+      return Promise.resolve();
+    }
     return new Promise((resolve) => this.drainWaiters.push(resolve));
   }
 
@@ -218,6 +237,7 @@ export class SchedulingEngine implements Scheduler {
 
   private finishOne(): void {
     this.pending -= 1;
+    if (this.pending === 0 && this.draining) this.limiter?.unregister();
     if (this.pending === 0 && this.drainWaiters.length > 0) {
       const waiters = this.drainWaiters;
       this.drainWaiters = [];
@@ -235,6 +255,10 @@ export class SchedulingEngine implements Scheduler {
       clearImmediate(this.waitImmediate);
       this.waitImmediate = undefined;
     }
+    if (this.limiter !== undefined) {
+      this.askLimiter(this.limiter);
+      return;
+    }
     while (this.free.length > 0 && this.queue.size > 0) {
       const taken = this.queue.take(this.clock(), this.draining);
       for (const e of taken.expired) this.failQueuedQuiet(e, SchedulerRejection.timeoutExpired());
@@ -246,6 +270,53 @@ export class SchedulingEngine implements Scheduler {
       const instance = this.free.pop() as ModelInstance;
       void this.run(instance, taken.entries);
     }
+  }
+
+  /**
+   * Rate limited: asks the limiter for instances while requests wait, at most one ask per queued
+   * request and per instance. An ask made while every instance is busy waits in the limiter, so an
+   * instance that finishes competes again at once (by priority) with the other models' instances,
+   * as Triton's batcher keeps payloads queued at the rate limiter. A grant may come at once.
+   */
+  private askLimiter(limiter: RateLimitedModel): void {
+    this.parked = false;
+    this.askMore(limiter);
+  }
+
+  private askMore(limiter: RateLimitedModel): void {
+    while (!this.parked && this.asked < this.instances.length && this.asked < this.queue.size) {
+      this.asked += 1;
+      limiter.request();
+    }
+  }
+
+  /**
+   * The rate limiter granted `instance` (resources held): it runs the batch the queue forms now, or
+   * goes back unused (nothing queued, or the batcher's delay still runs: look again then).
+   */
+  private granted(instance: ModelInstance): void {
+    this.asked -= 1;
+    const i = this.free.indexOf(instance);
+    if (i >= 0) this.free.splice(i, 1);
+    const taken = this.queue.take(this.clock(), this.draining);
+    for (const e of taken.expired) this.failQueuedQuiet(e, SchedulerRejection.timeoutExpired());
+    if (taken.kind === 'batch') {
+      void this.run(instance, taken.entries);
+      if (this.limiter !== undefined) this.askMore(this.limiter);
+      return;
+    }
+    this.free.push(instance);
+    if (taken.kind === 'wait') {
+      this.parked = true;
+      if (this.waitTimer === undefined && this.waitImmediate === undefined) this.waitFor(taken.ns);
+    }
+    this.limiter?.release(instance, false);
+  }
+
+  /** An instance finished its execution: free again (and its resources back to the rate limiter). */
+  private instanceDone(instance: ModelInstance): void {
+    this.free.push(instance);
+    this.limiter?.release(instance, true);
   }
 
   /**
@@ -293,7 +364,7 @@ export class SchedulingEngine implements Scheduler {
     }
     if (instance.executeRequests !== undefined) {
       await this.runRequests(instance, entries, start);
-      this.free.push(instance);
+      this.instanceDone(instance);
       // Responses were settled as they came; keep the preserve_ordering sequence moving.
       this.deliver(seq, undefined);
       this.dispatch();
@@ -347,7 +418,7 @@ export class SchedulingEngine implements Scheduler {
       const failure = SchedulerRejection.executionFailed(error);
       finished = { entries, parts: undefined, failure, start, end: start, timings: ZERO_TIMINGS };
     }
-    this.free.push(instance);
+    this.instanceDone(instance);
     this.deliver(seq, finished);
     this.dispatch();
   }

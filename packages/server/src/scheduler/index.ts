@@ -12,4 +12,5 @@ export * from './priority-batch-queue.js';
 export * from './create-scheduler.js';
 export * from './reloadable-scheduler.js';
 export * from './warmup.js';
+export * from './rate-limiter.js';
 export type { QueuedRequest, SchedulingQueue, TakeResult } from './entry.js';

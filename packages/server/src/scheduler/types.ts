@@ -25,6 +25,7 @@ import type { ModelConfig } from '../repository/model-config.js';
 import type { BatchInputSupport } from '../runtime/registry.js';
 import type { ModelInstance } from '../runtime/types.js';
 import type { ModelStatistics } from '../statistics/model-statistics.js';
+import type { RateLimiter } from './rate-limiter.js';
 
 /** One inference request as the scheduler sees it. */
 export interface SchedulerRequest {
@@ -123,4 +124,10 @@ export type SchedulerFactory = (options: {
    * ensemble reads its steps' current configs (batching, dims) when it hands tensors on.
    */
   readonly modelConfig?: (name: string, version: string) => ModelConfig | undefined;
+  /**
+   * The server's rate limiter (`--rate-limit=execution_count`); absent when rate limiting is off.
+   * Schedulers with instances register them (a load fails with Triton's message when a resource
+   * cannot cover an instance) and run a batch only on an instance the limiter grants.
+   */
+  readonly rateLimiter?: RateLimiter;
 }) => Scheduler;
