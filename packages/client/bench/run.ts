@@ -15,6 +15,8 @@
  * Env: BENCH_SECONDS (per window, default 2), BENCH_WARMUP_SECONDS (default 0.5), BENCH_ROUNDS
  * (default 3), BENCH_ONLY (comma-separated substrings of cell ids, e.g. `simple/grpc`; skips the
  * codec part), BENCH_JSON (result file; default <tmpdir>/tritonserver-ts-client-bench.json).
+ * BENCH_SUITE=decoupled runs `decoupled.ts` instead: a decoupled model's events over HTTP
+ * generate_stream against the gRPC stream.
  */
 import { writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -262,4 +264,9 @@ async function main(): Promise<void> {
   console.log(`\nJSON: ${jsonPath}`);
 }
 
-await main();
+if (process.env.BENCH_SUITE === 'decoupled') {
+  const { runDecoupledSuite } = await import('./decoupled.js');
+  await runDecoupledSuite();
+} else {
+  await main();
+}

@@ -1,6 +1,7 @@
 // Bench helper: runs the embedded server in its own process (so its CPU time is measured alone, from
 // /proc/<pid>/stat) with HTTP and gRPC on free ports of 127.0.0.1, on a temporary model repository:
-// the generated `simple` model and, when argv[2] names it, a copy of the food model's directory.
+// the generated `simple` model and, when argv[2] names it, a copy of the food model's directory (or,
+// with argv[2] `--decoupled`, only the decoupled Python test model `py_decoupled`).
 // Prints `{"url":…,"grpcUrl":…}` on stdout once listening; closes and exits on SIGTERM or when
 // stdin ends (the bench exited).
 import { cp, mkdtemp, rm } from 'node:fs/promises';
@@ -10,11 +11,14 @@ import { join } from 'node:path';
 const serverModule = '@tritonserver-ts/server';
 const testingModule = '@tritonserver-ts/server/testing';
 const { startServer } = await import(serverModule);
-const { writeTestModelRepository } = await import(testingModule);
+const { writeTestModelRepository, writePythonModels, decoupledPythonModel } = await import(testingModule);
 
-const foodModelDir = process.argv[2];
+// `--decoupled`: only the decoupled Python test model py_decoupled (IN = n → n responses).
+const decoupled = process.argv[2] === '--decoupled';
+const foodModelDir = decoupled ? undefined : process.argv[2];
 const repo = await mkdtemp(join(tmpdir(), 'client-bench-'));
-await writeTestModelRepository(repo, { only: ['simple'] });
+if (decoupled) await writePythonModels(repo, [decoupledPythonModel()]);
+else await writeTestModelRepository(repo, { only: ['simple'] });
 if (foodModelDir !== undefined) {
   // A copy, not a link: the server refuses model files that resolve outside the model directory.
   await cp(foodModelDir, join(repo, 'food_classifier_onnx'), { recursive: true });
@@ -24,6 +28,7 @@ const server = await startServer({
   httpPort: 0,
   grpcPort: 0,
   exitOnError: true,
+  ...(decoupled ? { python: { interpreter: '/usr/bin/python3' } } : {}),
   log: { log_info: false, log_warning: false },
   logSink: (line) => process.stderr.write(`${line}\n`),
 });

@@ -44,11 +44,23 @@ export interface ServerChild {
   stop(): Promise<void>;
 }
 
-/** Starts the embedded server in its own process on `simple` and the food model. */
-export async function startServerChild(): Promise<ServerChild> {
+/** Options of {@link startServerChild}. */
+export interface ServerChildOptions {
+  /**
+   * Serve the decoupled Python test model `py_decoupled` (with /usr/bin/python3) instead of
+   * `simple` and the food model.
+   */
+  readonly decoupled?: boolean;
+}
+
+/** Starts the embedded server in its own process on `simple` and the food model (or `py_decoupled`). */
+export async function startServerChild(options: ServerChildOptions = {}): Promise<ServerChild> {
   const child = spawn(
     process.execPath,
-    [fileURLToPath(new URL('./server-child.mjs', import.meta.url)), FOOD_MODEL_DIR],
+    [
+      fileURLToPath(new URL('./server-child.mjs', import.meta.url)),
+      ...(options.decoupled === true ? ['--decoupled'] : [FOOD_MODEL_DIR]),
+    ],
     {
       stdio: ['pipe', 'pipe', 'inherit'],
     },
