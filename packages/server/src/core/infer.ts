@@ -100,11 +100,6 @@ export interface InferOptions {
   readonly sharedMemoryInputs?: ReadonlyMap<SharedMemoryRef, Uint8Array>;
   /** Refuse decoupled models (HTTP `/infer`). */
   readonly refuseDecoupled?: boolean;
-  /**
-   * The request's parameters are the model's only (HTTP `generate`, whose body members Triton sets
-   * as plain request parameters): no `triton_` check, no priority, timeout or sequence fields.
-   */
-  readonly plainParameters?: boolean;
 }
 
 /**
@@ -146,7 +141,7 @@ export function prepareRequest(
   const prefix = logPrefix(request.id);
   if (options.refuseDecoupled === true) refuseDecoupled(config);
 
-  const params = options.plainParameters === true ? {} : (request.parameters ?? {});
+  const params = request.parameters ?? {};
   for (const key of Object.keys(params)) {
     if (key.startsWith('triton_')) {
       throw invalidArg(
@@ -371,12 +366,13 @@ export function prepareRequest(
 
 /** `sequence_id` / `sequence_start` / `sequence_end` as the correlation id and request flags. */
 function setSequenceFields(
-  target: { correlationId?: number | string; flags?: number },
+  target: { correlationId?: number | bigint | string; flags?: number },
   params: Readonly<Record<string, ParameterValue>>,
 ): void {
   const id = params.sequence_id;
-  if (typeof id === 'number' || typeof id === 'string') target.correlationId = id;
-  else if (typeof id === 'bigint') target.correlationId = id.toString();
+  // A bigint (gRPC int64, or an HTTP id above 2^53) stays an integer: the sequence batcher tells
+  // integer and string ids apart, as Triton does.
+  if (typeof id === 'number' || typeof id === 'string' || typeof id === 'bigint') target.correlationId = id;
   const flags = (params.sequence_start === true ? 1 : 0) | (params.sequence_end === true ? 2 : 0);
   if (flags !== 0) target.flags = flags;
 }

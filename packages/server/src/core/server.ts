@@ -335,7 +335,6 @@ export class InferenceServer {
    *   `models.resolve`, before it read the body, as Triton does): the request runs on it and is not
    *   resolved again. Absent: resolved from `request.modelName` / `modelVersion` (in-process callers).
    * @param options.refuseDecoupled - true on HTTP `/infer`, which cannot stream.
-   * @param options.plainParameters - true on HTTP `generate`: the parameters are the model's only.
    * @param options.trace - the request's trace, when the front end sampled it
    *   ({@link TraceManager.sample}): gets REQUEST_START / REQUEST_END here and the queue and compute
    *   timestamps from the scheduler.
@@ -350,7 +349,6 @@ export class InferenceServer {
     options: {
       model?: ServingVersion;
       refuseDecoupled?: boolean;
-      plainParameters?: boolean;
       trace?: ActiveTrace;
       onAccepted?: () => void;
     } = {},
@@ -372,7 +370,6 @@ export class InferenceServer {
         sharedMemory: this.systemSharedMemory,
         ...(shm !== undefined ? { sharedMemoryInputs: shm.bytes } : {}),
         ...(options.refuseDecoupled !== undefined ? { refuseDecoupled: options.refuseDecoupled } : {}),
-        ...(options.plainParameters === true ? { plainParameters: true } : {}),
       };
       let prepared = prepareRequest(serving, request, inferOptions, start);
       // BYTES inputs a backend converts element by element count like input bytes (issue 23).

@@ -26,4 +26,5 @@ export {
   SEQUENCE_IDLE_DEFAULT_MICROSECONDS,
 } from './normalize.js';
 export { validateModelConfig, type ValidateOptions } from './validate.js';
+export * from './sequence-controls.js';
 export { parseTextFormat, writeTextFormat, type TextFormatOptions } from './pbtxt/index.js';

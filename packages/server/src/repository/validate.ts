@@ -5,6 +5,7 @@
  */
 import { ModelConfigError } from './errors.js';
 import { validateBatchIO } from './validate-batch-io.js';
+import { validateSequenceBatching } from './sequence-controls.js';
 import type { GpuFallback } from './types.js';
 import type { ModelConfig, ModelInput, ModelOutput } from './model-config.js';
 import { PLATFORM_BACKENDS } from './platform.js';
@@ -76,6 +77,8 @@ export function validateModelConfig(config: ModelConfig, options: ValidateOption
       }
     }
   }
+  // Controls and the oldest strategy's sizes first, as Triton's ValidateModelConfig.
+  validateSequenceBatching(config);
   if (config.sequence_batching?.direct !== undefined) {
     const u = config.sequence_batching.direct.minimum_slot_utilization;
     if (u < 0 || u > 1)

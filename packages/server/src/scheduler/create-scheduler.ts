@@ -1,28 +1,27 @@
 /**
- * Picks the scheduler a model config asks for: the dynamic batcher when `dynamic_batching` is set and
- * the model batches (`max_batch_size > 0`), otherwise the default scheduler.
+ * Picks the scheduler a model config asks for: the sequence batcher for `sequence_batching`, the
+ * dynamic batcher when `dynamic_batching` is set and the model batches (`max_batch_size > 0`),
+ * otherwise the default scheduler.
  * @packageDocumentation
  */
 import { ServerError } from '../common/errors.js';
 import { createDefaultScheduler } from './default-scheduler.js';
 import { createDynamicBatcher } from './dynamic-batcher.js';
 import { createEnsembleScheduler } from './ensemble-scheduler.js';
+import { createSequenceBatcher } from './sequence-batcher.js';
 import type { SchedulingEngine } from './engine.js';
 import { batchLayoutOf } from './ragged.js';
 import { rateLimitedInstances } from './rate-limiter.js';
 import type { SchedulerFactory } from './types.js';
 
 /**
- * The {@link SchedulerFactory} the core uses. `sequence_batching` is not supported and refused with
- * UNSUPPORTED; `ensemble_scheduling` gets the ensemble scheduler (which runs its steps through the
- * `inferenceHost`).
+ * The {@link SchedulerFactory} the core uses. `sequence_batching` gets the sequence batcher
+ * (`sequence-batcher.ts`; Direct or Oldest); `ensemble_scheduling` gets the ensemble scheduler (which
+ * runs its steps through the `inferenceHost`).
  */
 export const createScheduler: SchedulerFactory &
   ((...args: Parameters<SchedulerFactory>) => SchedulingEngine) = (options) => {
   const { config } = options;
-  if (config.sequence_batching !== undefined) {
-    throw new ServerError('UNSUPPORTED', `model '${options.modelName}': sequence_batching is not supported`);
-  }
   if (config.ensemble_scheduling !== undefined) {
     if (options.inferenceHost === undefined || options.modelConfig === undefined) {
       throw new ServerError(
@@ -50,6 +49,9 @@ export const createScheduler: SchedulerFactory &
     ...(layout === undefined ? {} : { batchLayout: layout }),
     ...(limited === undefined ? {} : { rateLimiter: limited }),
   };
+  if (config.sequence_batching !== undefined) {
+    return createSequenceBatcher({ ...common, config }) as unknown as SchedulingEngine;
+  }
   if (config.dynamic_batching !== undefined && config.max_batch_size > 0) {
     return createDynamicBatcher({ ...common, dynamicBatching: config.dynamic_batching });
   }

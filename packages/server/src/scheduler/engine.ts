@@ -63,6 +63,16 @@ const ZERO_TIMINGS: ExecutionTimings = { computeInputNs: 0n, computeInferNs: 0n,
  */
 const waitingBySignal = new WeakMap<AbortSignal, Map<QueuedRequest, SchedulingEngine>>();
 
+/**
+ * A request's correlation id for a per-request instance: 0 when absent; an integer id above 2^53
+ * as its decimal text (the instance's JSON has no 64-bit integers).
+ */
+function instanceCorrelationId(id: SchedulerRequest['correlationId']): number | string {
+  if (id === undefined) return 0;
+  if (typeof id !== 'bigint') return id;
+  return id <= BigInt(Number.MAX_SAFE_INTEGER) && id >= 0n ? Number(id) : BigInt.asUintN(64, id).toString();
+}
+
 /** See the module documentation. */
 export class SchedulingEngine implements Scheduler {
   private readonly queue: SchedulingQueue;
@@ -150,6 +160,16 @@ export class SchedulingEngine implements Scheduler {
       // took it at once in the usual case, before any event could abort or expire it).
       if (!entry.left) this.attach(entry);
     });
+  }
+
+  /**
+   * Fails a request that is still queued with CANCELLED (the sequence batcher cancels the rest of a
+   * cancelled sequence); false when it is no longer queued.
+   */
+  cancelQueued(entry: QueuedRequest): boolean {
+    if (!this.queue.remove(entry)) return false;
+    this.failQueued(entry, SchedulerRejection.cancelled());
+    return true;
   }
 
   drain(): Promise<void> {
@@ -359,6 +379,7 @@ export class SchedulingEngine implements Scheduler {
     const seq = this.issued++;
     const start = this.clock();
     for (const e of entries) {
+      if (e.padding === true) continue;
       this.detach(e);
       this.stats.adjustPending(-1);
     }
@@ -426,8 +447,11 @@ export class SchedulingEngine implements Scheduler {
   /** Settles the requests of a finished execution (then counts them out of `pending`). */
   private settle(finished: Finished): void {
     const { entries, parts, failure, start, end, timings } = finished;
+    let settled = 0;
     for (let i = 0; i < entries.length; i++) {
       const e = entries[i] as QueuedRequest;
+      if (e.padding === true) continue;
+      settled += 1;
       if (parts === undefined) {
         const error = failure as ServerError;
         this.recordFailure(e.request, error);
@@ -455,7 +479,7 @@ export class SchedulingEngine implements Scheduler {
       });
       e.resolve({ outputs: parts[i] as ReadonlyMap<string, PackedTensor> });
     }
-    for (let i = 0; i < entries.length; i++) this.finishOne();
+    for (let i = 0; i < settled; i++) this.finishOne();
   }
 
   /**
@@ -467,6 +491,7 @@ export class SchedulingEngine implements Scheduler {
     let timings: ExecutionTimings | undefined;
     const early: Settle[] = [];
     const done = entries.map(() => false);
+    const responded = entries.map(() => false);
     const settle = (
       i: number,
       entry: QueuedRequest,
@@ -475,6 +500,7 @@ export class SchedulingEngine implements Scheduler {
       parameters?: SchedulerResponse['parameters'],
     ) => {
       const run: Settle = () => {
+        if (entry.padding === true) return;
         if (error !== undefined) {
           const failure = SchedulerRejection.executionFailed(error);
           this.recordFailure(entry.request, failure);
@@ -511,13 +537,19 @@ export class SchedulingEngine implements Scheduler {
         inputs: r.inputs,
         requestedOutputs: r.requestedOutputs ?? [],
         id: r.id ?? '',
-        correlationId: r.correlationId ?? 0,
+        correlationId: instanceCorrelationId(r.correlationId),
         flags: r.flags ?? 0,
         parameters: r.parameters ?? {},
         ...(r.signal !== undefined ? { signal: r.signal } : {}),
         ...(r.trace !== undefined ? { trace: r.trace } : {}),
         respond: (response) => {
           if (done[i] === true) return;
+          // A response (not a final flag alone): the first one is timed for the first-response
+          // histogram (`histogram_latencies=true`, decoupled models).
+          if (!responded[i] && (response.outputs !== undefined || response.error !== undefined)) {
+            responded[i] = true;
+            this.stats.recordFirstResponse(this.since(r.receivedAt));
+          }
           const error =
             response.error === undefined ? undefined : SchedulerRejection.executionFailed(response.error);
           if (r.onResponse !== undefined) {

@@ -30,6 +30,12 @@ export interface QueuedRequest {
    * it is admitted is never watched for an abort and gets no timer.
    */
   left: boolean;
+  /**
+   * A padding row (the sequence batcher's "null request" for an idle slot): it runs in the batch,
+   * counts in the execution's batch size, but was never admitted, so it is neither settled nor
+   * counted as a request.
+   */
+  readonly padding?: boolean;
 }
 
 /** What a queue hands the engine when an instance is free. */

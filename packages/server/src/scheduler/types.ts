@@ -61,8 +61,12 @@ export interface SchedulerRequest {
   readonly parameters?: Readonly<Record<string, ParameterValue>>;
   /** The outputs the client asked for (absent = every output); ensembles prune unneeded steps. */
   readonly requestedOutputs?: readonly string[];
-  /** `sequence_id` of the request, when given (per-request backends such as Python read it). */
-  readonly correlationId?: number | string;
+  /**
+   * `sequence_id` of the request, when given: an unsigned integer (number, or bigint above 2^53) or
+   * a string; the sequence batcher keys sequences by kind and value, per-request backends (Python)
+   * read it.
+   */
+  readonly correlationId?: number | bigint | string;
   /** Triton request flags (1 = sequence start, 2 = sequence end); 0 when absent. */
   readonly flags?: number;
   /**

@@ -492,3 +492,4 @@ export async function writeTestModelRepository(
 }
 
 export * from './python-models.js';
+export * from './sequence-models.js';

@@ -17,6 +17,7 @@ import { basename } from 'node:path';
 
 import { redactPath } from '../../repository/contained-path.js';
 import type { BatchInput, ModelConfig, ModelInput, ModelOutput } from '../../repository/model-config.js';
+import { sequenceControls } from '../../repository/sequence-controls.js';
 import { batchInputTensor, raggedShape } from '../batch-io.js';
 import { BackendError } from '../errors.js';
 import { fromOrtTensor, toOrtTensor } from './ort-tensors.js';
@@ -221,20 +222,51 @@ function validateSignature(session: ort.InferenceSession, config: ModelConfig): 
       }
     }
   }
+  // The sequence batcher's control inputs are model inputs it fills (Triton's backend checks each
+  // control the config names against the model's inputs, with this wording).
+  const controls = controlInputTypes(config);
+  for (const [name, dataType] of controls) {
+    const meta = session.inputMetadata.find((m) => m.name === name);
+    if (meta === undefined) {
+      throw new BackendError(
+        'INSTANCE_CREATION_FAILED',
+        `configuration specified sequence control '${name}', but model does not provide that input`,
+      );
+    }
+    const ortType = meta.isTensor ? ortTypeName(meta.type) : 'INVALID';
+    const modelType = `TYPE_${ortType === 'BYTES' ? 'STRING' : ortType}`;
+    if (modelType !== dataType) {
+      throw new BackendError(
+        'INSTANCE_CREATION_FAILED',
+        `unable to load model '${config.name}', sequence control '${name}' expects datatype ${dataType}, model provides ${modelType}`,
+      );
+    }
+  }
   const configured = new Set([
     ...config.input.map((i) => i.name),
     ...config.batch_input.flatMap((b) => b.target_name),
+    ...controls.keys(),
   ]);
   const missing = session.inputMetadata.filter((m) => !configured.has(m.name));
-  // Triton's count: the non-optional inputs plus one per batch input; with batch inputs it must be
-  // exact (a batch input named like a configured input is one input short).
-  const expected = config.input.filter((i) => !i.optional).length + config.batch_input.length;
+  // Triton's count: the non-optional inputs plus one per batch input and control input; with batch
+  // inputs it must be exact (a batch input named like a configured input is one input short).
+  const expected =
+    config.input.filter((i) => !i.optional).length + config.batch_input.length + controls.size;
   if (missing.length > 0 || (config.batch_input.length > 0 && expected !== session.inputMetadata.length)) {
     throw new BackendError(
       'INSTANCE_CREATION_FAILED',
       `unable to load model '${config.name}', configuration expects ${expected} inputs, model provides ${session.inputMetadata.length}`,
     );
   }
+}
+
+/** The sequence batcher's control inputs of `config` and their configured data types. */
+function controlInputTypes(config: ModelConfig): Map<string, string> {
+  const types = new Map<string, string>();
+  if (config.sequence_batching === undefined) return types;
+  const { start, end, ready, corrid } = sequenceControls(config);
+  for (const c of [start, end, ready, corrid]) if (c !== undefined) types.set(c.name, c.dataType);
+  return types;
 }
 
 function ortTypeName(type: string): string {
@@ -283,6 +315,8 @@ class OnnxRuntimeInstance implements RuntimeModelInstance {
   /** Batch inputs by target name (filled by the scheduler), and outputs scattered back by batch outputs. */
   readonly #batchInputs: ReadonlyMap<string, BatchInput>;
   readonly #scattered: ReadonlySet<string>;
+  /** The sequence batcher's control inputs (fed as the scheduler made them). */
+  readonly #controls: ReadonlySet<string>;
 
   constructor(spec: OnnxInstanceSpec, session: ort.InferenceSession) {
     this.name = spec.name;
@@ -305,6 +339,7 @@ class OnnxRuntimeInstance implements RuntimeModelInstance {
     this.#outputNames = this.#outputs.map((o) => o.io.name);
     this.#batchInputs = new Map(spec.config.batch_input.flatMap((b) => b.target_name.map((t) => [t, b])));
     this.#scattered = new Set(spec.config.batch_output.flatMap((b) => b.target_name));
+    this.#controls = new Set(controlInputTypes(spec.config).keys());
   }
 
   async execute(inputs: ReadonlyMap<string, PackedTensor>): Promise<ExecutionResult> {
@@ -316,7 +351,7 @@ class OnnxRuntimeInstance implements RuntimeModelInstance {
     const t0 = process.hrtime.bigint();
 
     for (const name of inputs.keys()) {
-      if (!this.#inputNames.has(name) && !this.#batchInputs.has(name)) {
+      if (!this.#inputNames.has(name) && !this.#batchInputs.has(name) && !this.#controls.has(name)) {
         throw new BackendError(
           'INVALID_EXECUTION_INPUT',
           `unexpected inference input '${name}' for model '${modelName}'`,
@@ -375,6 +410,16 @@ class OnnxRuntimeInstance implements RuntimeModelInstance {
           cause: err,
         });
       }
+    }
+    for (const name of this.#controls) {
+      const tensor = inputs.get(name);
+      if (tensor === undefined) {
+        throw new BackendError(
+          'INVALID_EXECUTION_INPUT',
+          `sequence control input '${name}' of model '${modelName}' is missing (it is filled by the sequence batcher)`,
+        );
+      }
+      feeds[name] = toOrtTensor(tensor, tensor.shape);
     }
     for (const [name, b] of this.#batchInputs) {
       let tensor = inputs.get(name);
