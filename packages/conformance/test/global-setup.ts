@@ -47,6 +47,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
     allowClientShm: true,
     // As the README's Triton: a trace file, so that the trace cases can turn tracing on.
     trace: { trace_file: traceFile },
+    // As the README's Triton: a response cache (`--cache-config=local,size=1048576`), for its cases.
+    responseCache: { name: 'local', settings: { size: '1048576' } },
     logSink: () => undefined,
   });
   project.provide('tritonUrl', server.url);

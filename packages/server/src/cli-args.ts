@@ -18,6 +18,7 @@ import {
   type PythonBackendSettings,
 } from './runtime/builtin-backends.js';
 import type { StartServerOptions } from './start.js';
+import type { ResponseCacheConfig } from './core/response-cache-config.js';
 
 /** A bad command line (exit code 1). */
 export class CliUsageError extends Error {
@@ -80,6 +81,21 @@ export const FLAGS: Readonly<Record<string, FlagSpec>> = {
     kind: 'list',
     arg: '<backend>,<key>=<value>',
     help: "A backend setting (repeatable). python: python-interpreter, stub-timeout-seconds, execute-timeout-seconds (and Triton's shm-* keys, accepted without effect).",
+  },
+  'cache-config': {
+    kind: 'list',
+    arg: '<cache>,<key>=<value>',
+    help: "The response cache, as Triton's (repeatable per key): only 'local' is built in, with size=<bytes> (e.g. local,size=1048576). Models use it with response_cache { enable: true }.",
+  },
+  'response-cache-byte-size': {
+    kind: 'int',
+    arg: '<bytes>',
+    help: 'Deprecated: the same as --cache-config=local,size=<bytes>.',
+  },
+  'cache-directory': {
+    kind: 'string',
+    arg: '<path>',
+    help: "Where Triton looks for cache implementations; only named in the error for a cache other than 'local'.",
   },
   'repository-poll-secs': { kind: 'int', arg: '<secs>', help: 'Poll interval of poll mode.', default: '15' },
   'model-config-name': {
@@ -543,13 +559,22 @@ export function parseArgs(argv: readonly string[]): CliOptions {
     },
   };
   const backendConfig = pythonBackendConfig(values.get('backend-config') ?? []);
+  const cache = responseCacheFlags(
+    values.get('cache-config') ?? [],
+    values.has('response-cache-byte-size') ? one('response-cache-byte-size') : undefined,
+    one('cache-directory'),
+  );
   return {
     help,
     version,
-    server: { ...server, python: backendConfig.settings },
+    server: {
+      ...server,
+      python: backendConfig.settings,
+      ...(cache.config !== undefined ? { responseCache: cache.config } : {}),
+    },
     metricsPort: allowMetrics ? metricsPort : undefined,
     exitOnError,
-    warnings: [...(allowGrpc ? grpc.warnings : []), ...backendConfig.warnings],
+    warnings: [...(allowGrpc ? grpc.warnings : []), ...backendConfig.warnings, ...cache.warnings],
   };
 }
 
@@ -587,4 +612,60 @@ function pythonBackendConfig(values: readonly string[]): {
     }
   }
   return { settings, warnings };
+}
+
+/**
+ * `--cache-config <cache>,<key>=<value>` (repeatable), the deprecated `--response-cache-byte-size`
+ * and `--cache-directory`: the response cache's configuration, with Triton's parser messages.
+ * @throws CliUsageError for a malformed value, both styles together, or two different caches.
+ */
+function responseCacheFlags(
+  values: readonly string[],
+  byteSize: string | undefined,
+  directory: string | undefined,
+): { config?: ResponseCacheConfig; warnings: string[] } {
+  const warnings: string[] = [];
+  if (byteSize !== undefined && values.length > 0) {
+    throw new CliUsageError(
+      'Error: Incompatible flags --response-cache-byte-size and --cache-config both provided. Please provide one or the other.',
+    );
+  }
+  const dir = directory !== undefined ? { directory } : {};
+  if (byteSize !== undefined) {
+    const bytes = String(Number.parseInt(byteSize, 10));
+    warnings.push(
+      `Warning: '--response-cache-byte-size' has been deprecated! This will default to the 'local' cache implementation with the provided byte size for its config. Please use '--cache-config' instead. The equivalent --cache-config CLI args would be: '--cache-config=local,size=${bytes}'`,
+    );
+    return { config: { name: 'local', settings: { size: bytes }, ...dir }, warnings };
+  }
+  if (values.length === 0) return { warnings };
+  const settings = new Map<string, Record<string, string>>();
+  for (const value of values) {
+    const comma = value.indexOf(',');
+    if (comma <= 0) {
+      throw new CliUsageError(
+        `No cache specified. --cache-config option format is <cache name>,<setting>=<value>. Got ${value}`,
+      );
+    }
+    const equals = value.indexOf('=', comma + 1);
+    const key = equals < 0 ? '' : value.slice(comma + 1, equals);
+    const setting = equals < 0 ? '' : value.slice(equals + 1);
+    if (key === '' || setting === '') {
+      throw new CliUsageError(
+        `--cache-config option format is '<cache name>,<setting>=<value>'. Got ${value}`,
+      );
+    }
+    const name = value.slice(0, comma);
+    const entry = settings.get(name) ?? {};
+    entry[key] = setting;
+    settings.set(name, entry);
+  }
+  if (settings.size > 1) {
+    // tritonserver-ts's wording: Triton also accepts only one cache.
+    throw new CliUsageError(
+      `Error: multiple cache configurations were given (${[...settings.keys()].join(', ')}); only one cache may be configured`,
+    );
+  }
+  const [[name, entry]] = [...settings.entries()] as [[string, Record<string, string>]];
+  return { config: { name, settings: entry, ...dir }, warnings };
 }

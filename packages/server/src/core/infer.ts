@@ -100,6 +100,11 @@ export interface InferOptions {
   readonly sharedMemoryInputs?: ReadonlyMap<SharedMemoryRef, Uint8Array>;
   /** Refuse decoupled models (HTTP `/infer`). */
   readonly refuseDecoupled?: boolean;
+  /**
+   * The request's parameters are the model's only (HTTP `generate`, whose body members Triton sets
+   * as plain request parameters): no `triton_` check, no priority, timeout or sequence fields.
+   */
+  readonly plainParameters?: boolean;
 }
 
 /**
@@ -141,7 +146,7 @@ export function prepareRequest(
   const prefix = logPrefix(request.id);
   if (options.refuseDecoupled === true) refuseDecoupled(config);
 
-  const params = request.parameters ?? {};
+  const params = options.plainParameters === true ? {} : (request.parameters ?? {});
   for (const key of Object.keys(params)) {
     if (key.startsWith('triton_')) {
       throw invalidArg(

@@ -13,6 +13,9 @@ import type { GpuFallback, ResolveModelOptions } from '../repository/types.js';
 import { createInstances } from '../runtime/backends.js';
 import { createBuiltinBackends, type PythonBackendSettings } from '../runtime/builtin-backends.js';
 import { createScheduler } from '../scheduler/create-scheduler.js';
+import { withResponseCache } from '../scheduler/cached-scheduler.js';
+import type { ResponseCache } from '../scheduler/response-cache.js';
+import { createResponseCache, type ResponseCacheConfig } from './response-cache-config.js';
 import { runWarmup } from '../scheduler/warmup.js';
 import type { SchedulerFactory } from '../scheduler/types.js';
 import { StatisticsRegistry } from '../statistics/registry.js';
@@ -123,6 +126,11 @@ export interface InferenceServerOptions {
   readonly sharedMemoryMaxRegions?: number;
   /** Python backend settings (`--backend-config=python,…`); its log lines go to {@link logger}. */
   readonly python?: Omit<PythonBackendSettings, 'log'>;
+  /**
+   * `--cache-config` (Triton's response cache; only the `local` implementation): models with
+   * `response_cache { enable: true }` answer repeated requests from it. Absent = no cache.
+   */
+  readonly responseCache?: ResponseCacheConfig;
 }
 
 /** The transport-neutral Triton-compatible server core. */
@@ -139,6 +147,8 @@ export class InferenceServer {
   readonly cudaSharedMemory: CudaSharedMemoryManager;
   /** The model lifecycle manager. */
   readonly models: ModelManager;
+  /** The response cache (`--cache-config`), when the server has one. */
+  readonly responseCache: ResponseCache | undefined;
   readonly #strictReadiness: boolean;
   #live = true;
   #startup: StartupResult = { failures: [], unsupported: [] };
@@ -172,11 +182,19 @@ export class InferenceServer {
       ...(options.autoCompleteConfig !== undefined ? { autoCompleteConfig: options.autoCompleteConfig } : {}),
       backends,
     };
+    // The response cache sits in front of the schedulers of the models that enable it.
+    this.responseCache =
+      options.responseCache !== undefined ? createResponseCache(options.responseCache) : undefined;
+    const baseFactory = options.schedulerFactory ?? createScheduler;
+    const schedulerFactory =
+      this.responseCache !== undefined
+        ? withResponseCache(baseFactory, this.responseCache, (message) => this.logger.error(message))
+        : baseFactory;
     const services: ModelServices = {
       listModels: listRepositoryModels,
       resolve: resolveModel,
       createInstances,
-      createScheduler: options.schedulerFactory ?? createScheduler,
+      createScheduler: schedulerFactory,
       warmup: (model, instances) => runWarmup(model.config, instances, { modelDirectory: model.directory }),
       ...options.services,
     };
@@ -335,6 +353,7 @@ export class InferenceServer {
    *   `models.resolve`, before it read the body, as Triton does): the request runs on it and is not
    *   resolved again. Absent: resolved from `request.modelName` / `modelVersion` (in-process callers).
    * @param options.refuseDecoupled - true on HTTP `/infer`, which cannot stream.
+   * @param options.plainParameters - true on HTTP `generate`: the parameters are the model's only.
    * @param options.trace - the request's trace, when the front end sampled it
    *   ({@link TraceManager.sample}): gets REQUEST_START / REQUEST_END here and the queue and compute
    *   timestamps from the scheduler.
@@ -349,6 +368,7 @@ export class InferenceServer {
     options: {
       model?: ServingVersion;
       refuseDecoupled?: boolean;
+      plainParameters?: boolean;
       trace?: ActiveTrace;
       onAccepted?: () => void;
     } = {},
@@ -370,6 +390,7 @@ export class InferenceServer {
         sharedMemory: this.systemSharedMemory,
         ...(shm !== undefined ? { sharedMemoryInputs: shm.bytes } : {}),
         ...(options.refuseDecoupled !== undefined ? { refuseDecoupled: options.refuseDecoupled } : {}),
+        ...(options.plainParameters === true ? { plainParameters: true } : {}),
       };
       let prepared = prepareRequest(serving, request, inferOptions, start);
       // BYTES inputs a backend converts element by element count like input bytes (issue 23).

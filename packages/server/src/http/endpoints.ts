@@ -8,11 +8,12 @@ import type { IncomingMessage } from 'node:http';
 import { parseJson } from '@tritonserver-ts/protocol/http';
 
 import { echo } from '../common/echo.js';
-import { ServerError, invalidArg, toServerError, unsupported } from '../common/errors.js';
+import { ServerError, invalidArg, toServerError } from '../common/errors.js';
 import { forwardHeaders } from '../core/header-forward.js';
 import type { InferenceServer } from '../core/server.js';
 import { modelConfigToJson } from '../repository/index.js';
 import type { InputBudget } from '../common/types.js';
+import { handleGenerate } from './generate.js';
 import { decodeHttpInferRequest, toCoreRequest, toInferReply } from './infer-adapter.js';
 import type { Reservation } from './memory-budget.js';
 import { empty, json, type HttpFrontEndOptions, type HttpReply } from './reply.js';
@@ -260,8 +261,19 @@ export async function handleRoute(
           return handleInfer(core, route, r);
         case 'generate':
         case 'generate_stream':
-          core.models.resolve(route.name, route.version);
-          throw unsupported(`the ${route.action} extension is not supported by tritonserver-ts; use /infer`);
+          return handleGenerate(
+            core,
+            route,
+            {
+              body: r.body,
+              contentEncoding: req.headers['content-encoding'],
+              options: r.options,
+              signal: r.signal,
+              inputBudget: httpInputBudget(r),
+              ...(r.httpTrace !== undefined ? { httpTrace: r.httpTrace } : {}),
+            },
+            route.action === 'generate_stream',
+          );
       }
       break;
     case 'repository-index': {

@@ -15,7 +15,8 @@ import type { InferenceServer } from '../core/server.js';
 import { readBody } from './body.js';
 import { SingleRequestConnection } from './client-errors.js';
 import { handleRoute } from './endpoints.js';
-import { errorReply, json, type HttpFrontEndOptions, type HttpReply } from './reply.js';
+import { errorReply, json, type HttpFrontEndOptions, type HttpReply, type StreamedBody } from './reply.js';
+import { ResponseStream } from './response-writer.js';
 import { missingRestrictionHeader } from './restricted-api.js';
 import { allowedMethods, matchRoute } from './router.js';
 import { HttpRequestTrace } from './trace.js';
@@ -150,7 +151,8 @@ export function createRequestListener(
       // The body has been turned into the reply: its bytes leave the in-flight budget.
       reservation?.release();
       httpTrace.sending();
-      send(req, res, reply, options);
+      if (reply.stream !== undefined) await sendStream(req, res, reply, reply.stream, options);
+      else send(req, res, reply, options);
       if (core.logger.isVerbose(1)) {
         core.logger.verbose(
           1,
@@ -210,6 +212,28 @@ function send(
     if (headers.Connection === 'close') res.once('finish', () => req.destroy());
     else drainAfterAnswer(req, res);
   }
+}
+
+/**
+ * Sends a streamed reply: status and headers first (chunked), then its chunks as it produces them,
+ * within the send limits of the response writer; resolves once the body ended or the connection
+ * closed (the request stays in flight until then).
+ */
+async function sendStream(
+  req: IncomingMessage,
+  res: ServerResponse,
+  reply: HttpReply,
+  body: StreamedBody,
+  options: HttpFrontEndOptions,
+): Promise<void> {
+  if (res.destroyed || res.writableEnded) return;
+  res.writeHead(reply.status, { ...reply.headers });
+  const out =
+    options.responseWriter !== undefined
+      ? options.responseWriter.openStream(req.socket, res)
+      : ResponseStream.unlimited(res);
+  await body.pipe(out);
+  await out.end();
 }
 
 /**

@@ -11,7 +11,7 @@ import { TooManyChunksError, UnsupportedEncodingError } from './body.js';
 import type { BodyPool } from './body-pool.js';
 import { BODY_BUDGET_RETRY_AFTER_SECS, BodyBudgetExceededError, type MemoryBudget } from './memory-budget.js';
 import type { OffThreadJsonDecoder } from './json-decoder.js';
-import type { ResponseWriter } from './response-writer.js';
+import type { ResponseStream, ResponseWriter } from './response-writer.js';
 import type { Restrictions } from './restricted-api.js';
 import { httpStatusForKind } from './status.js';
 
@@ -21,6 +21,20 @@ export interface HttpReply {
   readonly headers?: Readonly<Record<string, string | number>>;
   /** Absent = empty body. */
   readonly body?: Uint8Array | string;
+  /**
+   * A body written as it is produced (`generate_stream`'s events): the listener writes the status
+   * and headers (no `Content-Length`: chunked), then hands the response's stream to it.
+   */
+  readonly stream?: StreamedBody;
+}
+
+/** A reply body produced over time (see {@link HttpReply.stream}). */
+export interface StreamedBody {
+  /**
+   * Pushes the body's chunks to `out` as they come (those produced before it was attached first);
+   * resolves once the last one was pushed, or once `out` took no more (its connection gone).
+   */
+  pipe(out: ResponseStream): Promise<void>;
 }
 
 /** Options of the HTTP front end. */

@@ -126,6 +126,30 @@ export class ResponseWriter {
     pump();
   }
 
+  /**
+   * Opens a streamed body on `res` (status and headers already written; no `Content-Length`), for
+   * Server-Sent Events: each chunk pushed counts as unsent output of the connection until the socket
+   * has taken it, so a client that does not read is held to the same limits as for a whole body —
+   * closed after `--http-send-timeout-secs` without progress, or as soon as a chunk would make its
+   * waiting output exceed `--http-max-connection-output-bytes`. Chunks are written in order, the
+   * next one after `'drain'`.
+   */
+  openStream(socket: Socket, res: ServerResponse): ResponseStream {
+    return new ResponseStream(res, {
+      connection: this.#connection(socket),
+      admit: (connection, size) => {
+        if (socket.destroyed || res.destroyed) return false;
+        if (connection.bytes > 0 && connection.bytes + size > this.#options.maxConnectionOutputBytes) {
+          this.#cutOff(socket, connection, 'CONNECTION_OUTPUT_LIMIT', connection.bytes + size);
+          return false;
+        }
+        this.#hold(socket, connection, size);
+        return true;
+      },
+      release: (connection, size) => this.#release(connection, size),
+    });
+  }
+
   /** Counts `size` bytes of `res` as unsent on `connection` until the response finishes or closes. */
   #holdUntilSent(socket: Socket, res: ServerResponse, connection: ConnectionOutput, size: number): void {
     this.#hold(socket, connection, size);
@@ -189,5 +213,110 @@ export class ResponseWriter {
     this.#unsent -= connection.bytes;
     connection.bytes = 0;
     socket.destroy();
+  }
+}
+
+/** How a {@link ResponseStream} accounts its chunks (absent: no limits). */
+interface StreamAccounting {
+  readonly connection: ConnectionOutput;
+  /** Counts a chunk as unsent; false when the connection is gone or was cut for it. */
+  readonly admit: (connection: ConnectionOutput, size: number) => boolean;
+  readonly release: (connection: ConnectionOutput, size: number) => void;
+}
+
+/**
+ * One response body written as it is produced (see {@link ResponseWriter.openStream}); without a
+ * writer ({@link ResponseStream.unlimited}) the same backpressure, without the limits.
+ */
+export class ResponseStream {
+  readonly #res: ServerResponse;
+  readonly #accounting: StreamAccounting | undefined;
+  readonly #queue: { chunk: string; size: number }[] = [];
+  /** Bytes pushed and not yet taken by the socket (queued, or written and waiting for 'drain'). */
+  #held = 0;
+  #waiting = false;
+  #ending = false;
+  #gone = false;
+
+  constructor(res: ServerResponse, accounting?: StreamAccounting) {
+    this.#res = res;
+    this.#accounting = accounting;
+    res.once('close', () => {
+      this.#gone = true;
+      this.#queue.length = 0;
+      this.#releaseBytes(this.#held);
+    });
+  }
+
+  /** A stream on `res` with backpressure but no send limits (a front end without a writer). */
+  static unlimited(res: ServerResponse): ResponseStream {
+    return new ResponseStream(res);
+  }
+
+  /** False once the response can take nothing more (its connection closed or was cut). */
+  get open(): boolean {
+    return !this.#gone && !this.#res.destroyed;
+  }
+
+  /** Calls `listener` once the response closed (at once when it already has). */
+  onClose(listener: () => void): void {
+    if (this.#gone || this.#res.destroyed) listener();
+    else this.#res.once('close', listener);
+  }
+
+  /** Queues `chunk`; false (nothing queued) once the connection is gone or a limit cut it. */
+  push(chunk: string): boolean {
+    if (!this.open || this.#ending) return false;
+    const size = Buffer.byteLength(chunk);
+    const a = this.#accounting;
+    if (a !== undefined && !a.admit(a.connection, size)) return false;
+    this.#held += size;
+    this.#queue.push({ chunk, size });
+    this.#pump();
+    return true;
+  }
+
+  /** Ends the body after the queued chunks; resolves once the response finished or closed. */
+  end(): Promise<void> {
+    this.#ending = true;
+    const res = this.#res;
+    const done = new Promise<void>((resolve) => {
+      if (res.writableFinished || res.destroyed) resolve();
+      else {
+        res.once('finish', () => resolve());
+        res.once('close', () => resolve());
+      }
+    });
+    this.#pump();
+    return done;
+  }
+
+  #pump(): void {
+    const res = this.#res;
+    while (!this.#waiting && this.open) {
+      const next = this.#queue.shift();
+      if (next === undefined) {
+        if (this.#ending && !res.writableEnded) res.end();
+        return;
+      }
+      if (res.write(next.chunk)) {
+        this.#releaseBytes(next.size);
+        continue;
+      }
+      this.#waiting = true;
+      res.once('drain', () => {
+        this.#waiting = false;
+        this.#releaseBytes(next.size);
+        this.#pump();
+      });
+    }
+  }
+
+  #releaseBytes(size: number): void {
+    const n = Math.min(size, this.#held);
+    if (n <= 0) return;
+    this.#held -= n;
+    const a = this.#accounting;
+    if (a !== undefined) a.release(a.connection, n);
   }
 }

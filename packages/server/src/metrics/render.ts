@@ -15,7 +15,12 @@ interface Family {
   readonly help: string;
   readonly type: 'counter' | 'gauge';
   readonly value: (s: ModelStatisticsSnapshot) => bigint | number;
+  /** Only for the versions this holds for (absent = every version); no family at all when none. */
+  readonly only?: (s: ModelStatisticsSnapshot) => boolean;
 }
+
+/** The response cache's per-model counters: only for versions served through the cache (Triton). */
+const cached = (s: ModelStatisticsSnapshot): boolean => s.responseCache;
 
 /** Per-model families, in Triton's order. (`nv_inference_request_failure` is rendered separately.) */
 const MODEL_FAMILIES: readonly Family[] = [
@@ -60,6 +65,34 @@ const MODEL_FAMILIES: readonly Family[] = [
     help: 'Cumulative inference compute output duration in microseconds (does not include cached requests)',
     type: 'counter',
     value: (s) => s.durationsUs.computeOutput,
+  },
+  {
+    name: 'nv_cache_num_hits_per_model',
+    help: 'Number of cache hits per model',
+    type: 'counter',
+    value: (s) => s.inference_stats.cache_hit.count,
+    only: cached,
+  },
+  {
+    name: 'nv_cache_hit_duration_per_model',
+    help: 'Total cache hit duration per model, in microseconds',
+    type: 'counter',
+    value: (s) => s.durationsUs.cacheHit,
+    only: cached,
+  },
+  {
+    name: 'nv_cache_num_misses_per_model',
+    help: 'Number of cache misses per model',
+    type: 'counter',
+    value: (s) => s.inference_stats.cache_miss.count,
+    only: cached,
+  },
+  {
+    name: 'nv_cache_miss_duration_per_model',
+    help: 'Total cache miss (insert+lookup) duration per model, in microseconds',
+    type: 'counter',
+    value: (s) => s.durationsUs.cacheMiss,
+    only: cached,
   },
   {
     name: 'nv_inference_pending_request_count',
@@ -116,8 +149,11 @@ export function renderMetrics(
       }
     }
     for (const f of MODEL_FAMILIES) {
+      const only = f.only;
+      const shown = only === undefined ? models : models.filter((s) => only(s));
+      if (shown.length === 0) continue;
       header(out, f.name, f.help, f.type);
-      for (const s of models) out.push(`${f.name}${labels(s)} ${f.value(s)}`);
+      for (const s of shown) out.push(`${f.name}${labels(s)} ${f.value(s)}`);
     }
   }
   const sys = options.system;

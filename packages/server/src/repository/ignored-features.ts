@@ -1,7 +1,7 @@
 /**
  * Parts of a model config this server parses (they are valid Triton config) but does not act on.
- * The model manager logs one warning per feature at load, so nobody believes a cache, a rate
- * limiter or an accelerator is on when it is not.
+ * The model manager logs one warning per feature at load, so nobody believes a rate limiter, an
+ * accelerator or a response cache on a sequence model is on when it is not.
  * @packageDocumentation
  */
 import type { ModelConfig, ModelInstanceGroup } from './model-config.js';
@@ -14,9 +14,10 @@ function groups(list: readonly ModelInstanceGroup[]): string {
 export function ignoredFeatures(config: ModelConfig): string[] {
   const out: string[] = [];
   const model = `model '${config.name}'`;
-  if (config.response_cache?.enable === true) {
+  if (config.response_cache?.enable === true && config.sequence_batching !== undefined) {
+    // As in Triton: the sequence batcher does not look the response cache up.
     out.push(
-      `${model}: response_cache is enabled in the config but tritonserver-ts has no response cache; every request runs the model`,
+      `${model}: response_cache is not used with sequence_batching (as in Triton); every request runs the model`,
     );
   }
   const limited = config.instance_group.filter(

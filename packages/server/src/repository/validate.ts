@@ -128,6 +128,21 @@ export function validateModelConfig(config: ModelConfig, options: ValidateOption
       }
     });
   }
+  checkResponseCacheSupport(config);
+}
+
+/**
+ * Triton's response cache does not serve decoupled models: such a config is refused at load, with
+ * Triton's message (an ensemble made decoupled by its steps is checked again once that is known).
+ * @throws ModelConfigError `MODEL_CONFIG_INVALID`
+ */
+export function checkResponseCacheSupport(config: ModelConfig): void {
+  if (config.response_cache?.enable === true && config.model_transaction_policy?.decoupled === true) {
+    throw invalid(
+      `Response Cache does not currently support model ${config.name} with 'decoupled' transaction policy. Please disable the response cache.`,
+      'response_cache',
+    );
+  }
 }
 
 function validateIO(

@@ -14,3 +14,6 @@ export * from './reloadable-scheduler.js';
 export * from './warmup.js';
 export * from './rate-limiter.js';
 export type { QueuedRequest, SchedulingQueue, TakeResult } from './entry.js';
+export * from './response-cache.js';
+export * from './cache-key.js';
+export * from './cached-scheduler.js';

@@ -10,6 +10,9 @@
  * - `inference_count`: batch rows of successful requests; `execution_count`: successful model
  *   executions; `batch_stats`: one entry per executed batch size, one count per execution.
  * - `last_inference`: ms since the epoch when the last request finished (success or failure).
+ * - `cache_hit` / `cache_miss` (response cache): a hit counts as a success with its queue time and a
+ *   `cache_hit` (the lookup), nothing else; a miss adds its lookup and insertion time to
+ *   `cache_miss` and to the request's `success` time, as Triton's stats aggregator does.
  *
  * All counters are `bigint` so they never lose precision. The Prometheus counters in `metrics/`
  * read the same object; their `*_duration_us` values are accumulated per request in whole
@@ -69,6 +72,10 @@ export interface MetricDurationsUs {
   readonly computeInput: bigint;
   readonly computeInfer: bigint;
   readonly computeOutput: bigint;
+  /** `nv_cache_hit_duration_per_model`: lookups that hit. */
+  readonly cacheHit: bigint;
+  /** `nv_cache_miss_duration_per_model`: lookups that missed plus their insertions. */
+  readonly cacheMiss: bigint;
 }
 
 /** A consistent copy of one model version's statistics (wire field names, bigint values). */
@@ -88,6 +95,18 @@ export interface ModelStatisticsSnapshot {
   readonly pendingRequests: number;
   /** Metric-side microsecond accumulators. */
   readonly durationsUs: MetricDurationsUs;
+  /** Whether the response cache serves this version (its `nv_cache_*_per_model` metrics are shown). */
+  readonly responseCache: boolean;
+}
+
+/** What a request answered from the response cache cost; see {@link ModelStatistics.recordCacheHit}. */
+export interface CacheHitRecord {
+  /** Arrival → response ready. */
+  readonly requestNs: bigint;
+  /** Arrival at the scheduler → start of the lookup. */
+  readonly queueNs: bigint;
+  /** The lookup (hashing the request included). */
+  readonly lookupNs: bigint;
 }
 
 /** What a successful request cost; see {@link ModelStatistics.recordSuccess}. */
@@ -116,6 +135,10 @@ class MutableDuration {
   ns = 0n;
   add(ns: bigint): void {
     this.count += 1;
+    this.ns += ns;
+  }
+  /** Adds time without a count (a miss's cache time on top of its request's success time). */
+  addTime(ns: bigint): void {
     this.ns += ns;
   }
   freeze(): DurationStat {
@@ -170,6 +193,11 @@ export class ModelStatistics {
   private usComputeInput = 0;
   private usComputeInfer = 0;
   private usComputeOutput = 0;
+  private readonly cacheHit = new MutableDuration();
+  private readonly cacheMiss = new MutableDuration();
+  private usCacheHit = 0;
+  private usCacheMiss = 0;
+  private cacheEnabled = false;
   private readonly now: () => number;
 
   /**
@@ -213,6 +241,40 @@ export class ModelStatistics {
     this.lastInferenceMs = Math.trunc(this.now());
   }
 
+  /** Marks this version as served through the response cache (its cache metrics are shown). */
+  enableResponseCache(): void {
+    this.cacheEnabled = true;
+  }
+
+  /**
+   * Records one request answered from the response cache, as Triton's `UpdateSuccessCacheHit`: a
+   * success with its queue time and a `cache_hit`; no compute time, no inference or execution count.
+   */
+  recordCacheHit(record: CacheHitRecord): void {
+    const requestNs = checkNs(record.requestNs, 'requestNs');
+    const queueNs = checkNs(record.queueNs, 'queueNs');
+    const lookupNs = checkNs(record.lookupNs, 'lookupNs');
+    this.success.add(requestNs);
+    this.queue.add(queueNs);
+    this.cacheHit.add(lookupNs);
+    this.usRequest += wholeUs(requestNs);
+    this.usQueue += wholeUs(queueNs);
+    this.usCacheHit += wholeUs(lookupNs);
+  }
+
+  /**
+   * Records one cache miss, as Triton's `UpdateSuccessCacheMiss`: the lookup and the insertion of the
+   * computed response (`missNs`) count as `cache_miss` and are added to the request's `success` time
+   * (the request itself was recorded by the scheduler that ran it).
+   */
+  recordCacheMiss(missNs: bigint): void {
+    const ns = checkNs(missNs, 'missNs');
+    this.cacheMiss.add(ns);
+    this.success.addTime(ns);
+    this.usRequest += wholeUs(ns);
+    this.usCacheMiss += wholeUs(ns);
+  }
+
   /** Records one successful model execution of `batchSize` rows. */
   recordExecution(batchSize: number, timings: ExecutionTimings): void {
     if (!Number.isSafeInteger(batchSize) || batchSize < 1) {
@@ -249,7 +311,6 @@ export class ModelStatistics {
         compute_infer: s.computeInfer.freeze(),
         compute_output: s.computeOutput.freeze(),
       }));
-    const zero: DurationStat = { count: 0n, ns: 0n };
     return {
       name: this.name,
       version: this.version,
@@ -263,8 +324,8 @@ export class ModelStatistics {
         compute_input: this.computeInput.freeze(),
         compute_infer: this.computeInfer.freeze(),
         compute_output: this.computeOutput.freeze(),
-        cache_hit: zero,
-        cache_miss: zero,
+        cache_hit: this.cacheHit.freeze(),
+        cache_miss: this.cacheMiss.freeze(),
       },
       batch_stats,
       failuresByReason: { ...this.failures },
@@ -275,7 +336,10 @@ export class ModelStatistics {
         computeInput: BigInt(this.usComputeInput),
         computeInfer: BigInt(this.usComputeInfer),
         computeOutput: BigInt(this.usComputeOutput),
+        cacheHit: BigInt(this.usCacheHit),
+        cacheMiss: BigInt(this.usCacheMiss),
       },
+      responseCache: this.cacheEnabled,
     };
   }
 }

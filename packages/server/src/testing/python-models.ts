@@ -271,6 +271,67 @@ ${delay}        out = pb_utils.Tensor("OUT", np.array([i], dtype=np.int32))
 }
 
 /**
+ * `name`: a decoupled model that streams the words of BYTES `text_input` [1], one response per
+ * word: `text_output` (BYTES [1]) = the word and `index` (INT32 [1]) = its position, then the final
+ * flag — the generate extension's usual shape (`generate_stream` sends one event per word). Request
+ * parameters steer it: `repeat` (the words that many times), `pad` (that many `x` after each word),
+ * `delay` (seconds before each word), `fail_after` (after that many words, an error response
+ * "failed after <k> words" flagged final), `wait_cancel` (after the words, wait up to 10 s for
+ * `request.is_cancelled()`, then log `<name>: cancelled=<bool>`). A request found cancelled before a
+ * word logs `<name>: cancelled at word <i>` and ends.
+ */
+export function wordStreamPythonModel(name = 'py_word_stream'): GeneratedPythonModel {
+  return pythonModel(name, {
+    decoupled: true,
+    inputs: [['text_input', 'STRING', '1']],
+    outputs: [
+      ['text_output', 'STRING', '1'],
+      ['index', 'INT32', '1'],
+    ],
+    imports: ['json', 'threading', 'time'],
+    prelude: `FINAL = pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL
+
+
+def stream(request, sender, text, params):
+    words = text.split() * int(params.get("repeat", 1))
+    pad = "x" * int(params.get("pad", 0))
+    fail_after = params.get("fail_after")
+    delay = float(params.get("delay", 0))
+    for i, word in enumerate(words):
+        if fail_after is not None and i == int(fail_after):
+            error = pb_utils.TritonError(f"failed after {i} words")
+            sender.send(pb_utils.InferenceResponse(error=error), flags=FINAL)
+            return
+        if delay > 0:
+            time.sleep(delay)
+        if request.is_cancelled():
+            pb_utils.Logger.log_info(f"${name}: cancelled at word {i}")
+            sender.send(flags=FINAL)
+            return
+        out = [
+            pb_utils.Tensor("text_output", np.array([(word + pad).encode()], dtype=np.object_)),
+            pb_utils.Tensor("index", np.array([i], dtype=np.int32)),
+        ]
+        sender.send(pb_utils.InferenceResponse(output_tensors=out))
+    if params.get("wait_cancel"):
+        deadline = time.monotonic() + 10
+        while not request.is_cancelled() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        pb_utils.Logger.log_info(f"${name}: cancelled={request.is_cancelled()}")
+    sender.send(flags=FINAL)
+`,
+    methods: `    def execute(self, requests):
+        for request in requests:
+            text = pb_utils.get_input_tensor_by_name(request, "text_input").as_numpy().reshape(-1)[0]
+            text = text.decode() if isinstance(text, bytes) else str(text)
+            params = json.loads(request.parameters() or "{}")
+            threading.Thread(target=stream, args=(request, request.get_response_sender(), text, params)).start()
+        return None
+`,
+  });
+}
+
+/**
  * `name` (BLS, `async def execute`): FP32 INPUT0 [-1] and BYTES TARGET [1] (a model name) → the
  * target model's OUTPUT0 for INPUT0 via \`async_exec\`, plus the same via \`exec\` in SYNC_OUTPUT;
  * when the called model answers with an error, this model answers with an error of the same code

@@ -76,7 +76,6 @@ describe('configured features this server ignores', () => {
       },
     });
     const expected = [
-      /model 'identity_fp32': response_cache is enabled in the config but tritonserver-ts has no response cache; every request runs the model$/,
       /rate_limiter of instance group\(s\) 'limited' is ignored \(tritonserver-ts has no rate limiter\)$/,
       /instance group\(s\) 'limited' are passive in the config, but tritonserver-ts schedules requests on every instance$/,
       /secondary_devices of instance group\(s\) 'limited' are ignored/,
@@ -98,6 +97,20 @@ describe('configured features this server ignores', () => {
       ).toHaveLength(1);
     }
     expect(warnings).toHaveLength(expected.length);
+  });
+
+  it('warns about response_cache only on a sequence model (the sequence batcher does not use it, as in Triton)', () => {
+    const config = (sequence: boolean) =>
+      createModelConfig({
+        name: 'm',
+        backend: 'identity',
+        response_cache: { enable: true },
+        ...(sequence ? { sequence_batching: {} } : {}),
+      });
+    expect(ignoredFeatures(config(false))).toEqual([]);
+    expect(ignoredFeatures(config(true))).toEqual([
+      "model 'm': response_cache is not used with sequence_batching (as in Triton); every request runs the model",
+    ]);
   });
 
   it('logs nothing for a plain config', async () => {
