@@ -143,8 +143,8 @@ function area({ name, files, common, rest = [], parts = [] }) {
 const B = BOUNDARIES;
 
 /**
- * The server's folders in layers, lowest first (ADR 17; test/architecture/import-graph.test.ts keeps the
- * same list): a folder imports its own layer and the layers below. The files directly in src/ are above
+ * The server's folders in layers, lowest first (ADR 17; packages/server/test/architecture/import-graph.test.ts
+ * reads this list): a folder imports its own layer and the layers below. The files directly in src/ are above
  * them all.
  */
 export const SERVER_LAYERS = [

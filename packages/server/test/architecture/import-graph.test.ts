@@ -16,7 +16,7 @@
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
@@ -24,26 +24,19 @@ import { describe, expect, it } from 'vitest';
 const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
 
 /**
- * The layers, lowest first. A folder may import its own layer and the layers below it; `root` is
- * the files directly in `src/` (cli, start, index).
+ * The layers, lowest first, and the modules that may name the backends' folders: the lists the
+ * ESLint boundary rules enforce (`eslint.boundaries.js`, one definition for both checks). A folder
+ * may import its own layer and the layers below it; `root` is the files directly in `src/` (cli,
+ * start, index).
  */
-const LAYERS: readonly (readonly string[])[] = [
-  ['common'],
-  ['repository'],
-  ['statistics'],
-  ['runtime'],
-  ['scheduler'],
-  ['core'],
-  ['http', 'grpc', 'metrics'],
-  ['process', 'testing'],
-  ['root'],
-];
+const boundaries = (await import(pathToFileURL(resolve(SRC, '../../../eslint.boundaries.js')).href)) as {
+  SERVER_LAYERS: readonly (readonly string[])[];
+  SERVER_REGISTRATION_MODULES: readonly string[];
+};
+const LAYERS: readonly (readonly string[])[] = [...boundaries.SERVER_LAYERS, ['root']];
 
 /** The modules that may name the backends' folders. */
-const REGISTRATION_MODULES: ReadonlySet<string> = new Set([
-  'runtime/builtin-backends.ts',
-  'runtime/index.ts',
-]);
+const REGISTRATION_MODULES: ReadonlySet<string> = new Set(boundaries.SERVER_REGISTRATION_MODULES);
 
 /** Wire modules the core must not import (package specifiers, and `src/` folders). */
 const WIRE_PACKAGES = ['@tritonserver-ts/protocol/http', '@tritonserver-ts/protocol/grpc'];
@@ -204,7 +197,7 @@ describe('the server import graph', () => {
   it('places every folder in a layer', () => {
     const folders = new Set(relativeEdges.flatMap((e) => [folderOf(e.from), folderOf(e.to)]));
     const unplaced = [...folders].filter((f) => layerOf(f) < 0 && !f.startsWith('..'));
-    expect(unplaced, 'folders missing from LAYERS in test/architecture/import-graph.test.ts').toEqual([]);
+    expect(unplaced, 'folders missing from SERVER_LAYERS in eslint.boundaries.js').toEqual([]);
   });
 
   it('imports no folder of a higher layer', () => {
