@@ -3,6 +3,7 @@
  * can be tested; `cli.ts` runs the server.
  * @packageDocumentation
  */
+import { RateLimitFlagError, parseRateLimitFlags, type RateLimitFlags } from './cli-rate-limit.js';
 import { compileHeaderForwardPattern } from './core/header-forward.js';
 import { parseTraceConfig, type TraceSettings } from './core/trace.js';
 import {
@@ -118,6 +119,17 @@ export const FLAGS: Readonly<Record<string, FlagSpec>> = {
     arg: '<error|cpu>',
     help: "KIND_GPU instance groups on this GPU-less host: 'error' (model UNAVAILABLE, like Triton) or 'cpu'.",
     default: 'error',
+  },
+  'rate-limit': {
+    kind: 'string',
+    arg: '<off|execution_count>',
+    help: "Rate limiting: execution_count makes each instance acquire its instance group's rate_limiter resources before executing, the choice weighted by priority and executions; off ignores every rate_limiter section.",
+    default: 'off',
+  },
+  'rate-limit-resource': {
+    kind: 'list',
+    arg: '<name>:<count>[:<device>]',
+    help: 'Count of a rate-limiter resource (repeatable); without <device>, on every device. Default: the largest count any instance asks for. With any given, every resource needs one.',
   },
   'strict-readiness': {
     kind: 'bool',
@@ -368,6 +380,15 @@ function restrictions(
   }
 }
 
+function rateLimitFlags(mode: string, resources: readonly string[]): RateLimitFlags {
+  try {
+    return parseRateLimitFlags(mode, resources);
+  } catch (error) {
+    if (error instanceof RateLimitFlagError) throw new CliUsageError(error.message);
+    throw error;
+  }
+}
+
 function traceConfig(values: readonly string[]): Partial<TraceSettings> {
   try {
     return parseTraceConfig(values);
@@ -470,6 +491,7 @@ export function parseArgs(argv: readonly string[]): CliOptions {
     (values.has('disable-auto-complete-config') && bool('disable-auto-complete-config')) ||
     (values.has('strict-model-config') && bool('strict-model-config'))
   );
+  const rateLimit = rateLimitFlags(one('rate-limit') ?? 'off', values.get('rate-limit-resource') ?? []);
   const logFile = one('log-file');
   const allowMetrics = bool('allow-metrics');
   const metricsPort = int('metrics-port', 0, 65535);
@@ -516,6 +538,9 @@ export function parseArgs(argv: readonly string[]): CliOptions {
       : {}),
     autoCompleteConfig: autoComplete,
     gpuFallback: gpu,
+    ...(rateLimit.rateLimit === 'execution_count'
+      ? { rateLimit: rateLimit.rateLimit, rateLimitResources: rateLimit.rateLimitResources }
+      : {}),
     strictReadiness: bool('strict-readiness'),
     exitOnError,
     exitTimeoutSecs: int('exit-timeout-secs', 0),
@@ -574,7 +599,15 @@ export function parseArgs(argv: readonly string[]): CliOptions {
     },
     metricsPort: allowMetrics ? metricsPort : undefined,
     exitOnError,
-    warnings: [...(allowGrpc ? grpc.warnings : []), ...backendConfig.warnings, ...cache.warnings],
+    warnings: [
+      ...(allowGrpc ? grpc.warnings : []),
+      ...backendConfig.warnings,
+      ...cache.warnings,
+      // tritonserver ignores them silently with --rate-limit=off.
+      ...(rateLimit.rateLimit === 'off' && rateLimit.rateLimitResources.length > 0
+        ? ['--rate-limit-resource has no effect with --rate-limit=off']
+        : []),
+    ],
   };
 }
 

@@ -79,6 +79,8 @@ export interface ModelLoaderOptions {
   readonly instanceOptions?: CreateInstancesOptions;
   readonly services: ModelServices;
   readonly logger: Logger;
+  /** Whether `--rate-limit=execution_count` is on (else `rate_limiter` sections get a warning). */
+  readonly rateLimiting?: boolean;
   /** Where schedulers record each version's statistics. */
   readonly statistics?: StatisticsRegistry;
   /** The server the models run in, handed to backends (Python BLS) and schedulers (ensembles). */
@@ -175,7 +177,8 @@ export class ModelLoader {
     }
     let definition = resolution.model;
     if (given.config !== undefined) record.override = given;
-    for (const warning of ignoredFeatures(definition.config)) this.#opts.logger.warn(warning);
+    const ignored = ignoredFeatures(definition.config, { rateLimiting: this.#opts.rateLimiting === true });
+    for (const warning of ignored) this.#opts.logger.warn(warning);
     record.failure = undefined;
     record.signature = signature;
     record.composing =

@@ -43,6 +43,8 @@ export interface ModelManagerOptions {
   readonly instanceOptions?: CreateInstancesOptions;
   readonly services: ModelServices;
   readonly logger: Logger;
+  /** Whether `--rate-limit=execution_count` is on (else `rate_limiter` sections get a warning). */
+  readonly rateLimiting?: boolean;
   /** Where schedulers record each version's statistics. */
   readonly statistics?: StatisticsRegistry;
   /** The server the models run in (see `inference-host.ts`). */

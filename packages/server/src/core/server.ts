@@ -16,6 +16,7 @@ import { createScheduler } from '../scheduler/create-scheduler.js';
 import { withResponseCache } from '../scheduler/cached-scheduler.js';
 import type { ResponseCache } from '../scheduler/response-cache.js';
 import { createResponseCache, type ResponseCacheConfig } from './response-cache-config.js';
+import { RateLimiter, type RateLimitResource } from '../scheduler/rate-limiter.js';
 import { runWarmup } from '../scheduler/warmup.js';
 import type { SchedulerFactory } from '../scheduler/types.js';
 import { StatisticsRegistry } from '../statistics/registry.js';
@@ -104,6 +105,14 @@ export interface InferenceServerOptions {
   readonly autoCompleteConfig?: boolean;
   /** The scheduler factory; default: the scheduler package's `createScheduler`. */
   readonly schedulerFactory?: SchedulerFactory;
+  /**
+   * `--rate-limit`: `execution_count` makes instances acquire their group's `rate_limiter`
+   * resources before each execution, by priority (see `scheduler/rate-limiter.ts`); `off` (the
+   * default, as Triton) ignores every `rate_limiter` section.
+   */
+  readonly rateLimit?: 'off' | 'execution_count';
+  /** `--rate-limit-resource` values (used with `rateLimit: 'execution_count'`). */
+  readonly rateLimitResources?: readonly RateLimitResource[];
   /** Replace repository/runtime functions (tests). */
   readonly services?: Partial<ModelServices>;
   /** `--trace-config`: initial trace settings (the trace file can be set here only). */
@@ -190,11 +199,17 @@ export class InferenceServer {
       this.responseCache !== undefined
         ? withResponseCache(baseFactory, this.responseCache, (message) => this.logger.error(message))
         : baseFactory;
+    // One rate limiter for the server: every model version's scheduler registers with it.
+    const rateLimiter =
+      options.rateLimit === 'execution_count'
+        ? new RateLimiter({ resources: options.rateLimitResources ?? [] })
+        : undefined;
     const services: ModelServices = {
       listModels: listRepositoryModels,
       resolve: resolveModel,
       createInstances,
-      createScheduler: schedulerFactory,
+      createScheduler:
+        rateLimiter === undefined ? schedulerFactory : (o) => schedulerFactory({ ...o, rateLimiter }),
       warmup: (model, instances) => runWarmup(model.config, instances, { modelDirectory: model.directory }),
       ...options.services,
     };
@@ -210,6 +225,7 @@ export class InferenceServer {
       },
       services,
       logger: this.logger,
+      rateLimiting: rateLimiter !== undefined,
       statistics: this.statistics,
       inferenceHost: { infer: (request) => this.infer(request) },
     });

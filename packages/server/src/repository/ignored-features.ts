@@ -1,7 +1,7 @@
 /**
  * Parts of a model config this server parses (they are valid Triton config) but does not act on.
- * The model manager logs one warning per feature at load, so nobody believes a rate limiter, an
- * accelerator or a response cache on a sequence model is on when it is not.
+ * The model manager logs one warning per feature at load, so nobody believes a rate limiter (with
+ * `--rate-limit=off`), an accelerator or a response cache on a sequence model is on when it is not.
  * @packageDocumentation
  */
 import type { ModelConfig, ModelInstanceGroup } from './model-config.js';
@@ -10,8 +10,14 @@ function groups(list: readonly ModelInstanceGroup[]): string {
   return list.map((g) => `'${g.name}'`).join(', ');
 }
 
+/** What the server runs with that decides whether a section has an effect. */
+export interface IgnoredFeaturesOptions {
+  /** `--rate-limit=execution_count`: `rate_limiter` sections are then acted on. Default false. */
+  readonly rateLimiting?: boolean;
+}
+
 /** One warning line per configured feature that tritonserver-ts ignores, in config order. */
-export function ignoredFeatures(config: ModelConfig): string[] {
+export function ignoredFeatures(config: ModelConfig, options: IgnoredFeaturesOptions = {}): string[] {
   const out: string[] = [];
   const model = `model '${config.name}'`;
   if (config.response_cache?.enable === true && config.sequence_batching !== undefined) {
@@ -24,9 +30,10 @@ export function ignoredFeatures(config: ModelConfig): string[] {
     (g) =>
       g.rate_limiter !== undefined && (g.rate_limiter.resources.length > 0 || g.rate_limiter.priority !== 0),
   );
-  if (limited.length > 0) {
+  // Triton ignores these silently with --rate-limit=off (its default); this server says so.
+  if (limited.length > 0 && options.rateLimiting !== true) {
     out.push(
-      `${model}: rate_limiter of instance group(s) ${groups(limited)} is ignored (tritonserver-ts has no rate limiter)`,
+      `${model}: rate_limiter of instance group(s) ${groups(limited)} has no effect: rate limiting is off (--rate-limit=off, the default; --rate-limit=execution_count turns it on)`,
     );
   }
   const passive = config.instance_group.filter((g) => g.passive);

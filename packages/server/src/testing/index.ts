@@ -493,3 +493,4 @@ export async function writeTestModelRepository(
 
 export * from './python-models.js';
 export * from './sequence-models.js';
+export * from './rate-limiter-models.js';

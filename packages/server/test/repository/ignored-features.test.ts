@@ -76,7 +76,7 @@ describe('configured features this server ignores', () => {
       },
     });
     const expected = [
-      /rate_limiter of instance group\(s\) 'limited' is ignored \(tritonserver-ts has no rate limiter\)$/,
+      /rate_limiter of instance group\(s\) 'limited' has no effect: rate limiting is off \(--rate-limit=off, the default; --rate-limit=execution_count turns it on\)$/,
       /instance group\(s\) 'limited' are passive in the config, but tritonserver-ts schedules requests on every instance$/,
       /secondary_devices of instance group\(s\) 'limited' are ignored/,
       /host_policy of instance group\(s\) 'limited' is ignored/,
@@ -116,6 +116,18 @@ describe('configured features this server ignores', () => {
   it('logs nothing for a plain config', async () => {
     const warnings = await load(base);
     expect(warnings.filter((l) => /ignored|no response cache|passive/.test(l))).toEqual([]);
+  });
+
+  it('warns about rate_limiter only while rate limiting is off', () => {
+    const config = createModelConfig({
+      name: 'm',
+      backend: 'identity',
+      instance_group: [{ name: 'g', kind: 'KIND_CPU', count: 1, rate_limiter: { priority: 2 } }],
+    });
+    expect(ignoredFeatures(config)).toEqual([
+      "model 'm': rate_limiter of instance group(s) 'g' has no effect: rate limiting is off (--rate-limit=off, the default; --rate-limit=execution_count turns it on)",
+    ]);
+    expect(ignoredFeatures(config, { rateLimiting: true })).toEqual([]);
   });
 
   it('says so for CPU accelerators only where a backend would run without them', () => {
