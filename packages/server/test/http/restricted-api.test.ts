@@ -109,6 +109,7 @@ describe('every category through the real server', () => {
     ['inference', 'POST', '/v2/models/simple/infer', simpleBody],
     ['inference', 'POST', '/v2/models/simple/versions/1/infer', simpleBody],
     ['inference', 'POST', '/v2/models/simple/generate', '{}'],
+    ['inference', 'POST', '/v2/models/simple/versions/1/generate_stream', '{}'],
     ['shared-memory', 'GET', '/v2/systemsharedmemory/status'],
     ['shared-memory', 'POST', '/v2/systemsharedmemory/region/r/unregister'],
     ['shared-memory', 'GET', '/v2/cudasharedmemory/status'],
