@@ -24,8 +24,11 @@ const int32Control = (name: string, kind: string) => ({
   ],
 });
 
-function sequenceBatching(init: Partial<ModelSequenceBatching> = {}): ModelSequenceBatching {
-  return {
+function sequenceBatching(
+  init: Partial<ModelSequenceBatching> & { oldestOnly?: boolean } = {},
+): ModelSequenceBatching {
+  const { oldestOnly, ...rest } = init;
+  const sb: ModelSequenceBatching = {
     max_sequence_idle_microseconds: 1_000_000,
     control_input: [
       int32Control('START', 'CONTROL_SEQUENCE_START'),
@@ -47,13 +50,15 @@ function sequenceBatching(init: Partial<ModelSequenceBatching> = {}): ModelSeque
     state: [],
     iterative_sequence: false,
     direct: { max_queue_delay_microseconds: 0, minimum_slot_utilization: 0 },
-    ...init,
+    ...rest,
   };
+  if (oldestOnly === true) delete sb.direct;
+  return sb;
 }
 
 function make(
   model: ControlledModel,
-  options: { maxBatchSize?: number; sb?: Partial<ModelSequenceBatching> } = {},
+  options: { maxBatchSize?: number; sb?: Partial<ModelSequenceBatching> & { oldestOnly?: boolean } } = {},
 ): { scheduler: Scheduler; stats: ModelStatistics } {
   const stats = new ModelStatistics('seq', '1');
   const scheduler = createScheduler({
@@ -219,7 +224,7 @@ describe('Oldest strategy', () => {
     const { scheduler, stats } = make(model, {
       maxBatchSize: 4,
       sb: {
-        direct: undefined,
+        oldestOnly: true,
         oldest: {
           max_candidate_sequences: 4,
           preferred_batch_size: [4],
