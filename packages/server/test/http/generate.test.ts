@@ -5,8 +5,13 @@
  * elements as scalars), a decoupled model's one response or tritonserver's error for several, the
  * refusals before the core accepted the request (plain JSON, Triton's statuses and messages), the
  * body limits shared with `/infer`, statistics and metrics counting these requests, and the server
- * metadata's extensions (tritonserver lists no generate extension).
+ * metadata's extensions (tritonserver lists no generate extension); traces as for `/infer`.
  */
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import {
@@ -272,5 +277,60 @@ describe('generate requests are inference requests', () => {
   it('the server metadata lists the extensions tritonserver lists (no generate)', async () => {
     const meta = (await (await fetch(`${srv.url}/v2`)).json()) as { extensions: string[] };
     expect(meta.extensions).not.toContain('generate');
+  });
+});
+
+describe('generate requests are traced like /infer', () => {
+  it('one trace per request, with the HTTP, request and compute timestamps', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tritonserver-ts-generate-trace-'));
+    const file = join(dir, 'trace.json');
+    const traced = await startTestServer({
+      only: ['simple'],
+      trace: { trace_level: ['TIMESTAMPS'], trace_rate: '1', trace_file: file },
+    });
+    try {
+      const body = JSON.stringify({ id: 'g', INPUT0: ones(16), INPUT1: ones(16) });
+      for (const path of ['generate', 'generate_stream']) {
+        const r = await fetch(`${traced.url}/v2/models/simple/${path}`, { method: 'POST', body });
+        expect(r.status).toBe(200);
+        await r.text();
+      }
+      await traced.close();
+      const objects = JSON.parse(readFileSync(file, 'utf8')) as {
+        id: number;
+        model_name?: string;
+        request_id?: string;
+        timestamps?: { name: string }[];
+      }[];
+      const ids = [...new Set(objects.map((o) => o.id))];
+      expect(ids).toEqual([1, 2]);
+      for (const id of ids) {
+        const mine = objects.filter((o) => o.id === id);
+        expect(mine.find((o) => o.model_name !== undefined)).toMatchObject({
+          model_name: 'simple',
+          request_id: 'g',
+        });
+        const names = mine.flatMap((o) => (o.timestamps ?? []).map((t) => t.name));
+        expect([...names].sort()).toEqual(
+          [
+            'HTTP_RECV_START',
+            'HTTP_RECV_END',
+            'REQUEST_START',
+            'QUEUE_START',
+            'COMPUTE_START',
+            'COMPUTE_INPUT_END',
+            'COMPUTE_OUTPUT_START',
+            'COMPUTE_END',
+            'REQUEST_END',
+            'INFER_RESPONSE_COMPLETE',
+            'HTTP_SEND_START',
+            'HTTP_SEND_END',
+          ].sort(),
+        );
+      }
+    } finally {
+      await traced.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
