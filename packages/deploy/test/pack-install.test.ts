@@ -9,7 +9,6 @@
 // The checkout must be built (`npm test` builds first). Examples are extracted from the READMEs, so
 // README and test cannot drift; what the test changes in an example is listed next to it
 // (substitute() fails when the README no longer holds the text it replaces).
-import { spawn, type ChildProcess } from 'node:child_process';
 import {
   existsSync,
   mkdirSync,
@@ -37,66 +36,18 @@ import {
 } from '../src/pack-install.js';
 import { read, repoRoot } from '../src/repo.js';
 import { freePort } from './free-port.js';
+import { killAllGroups, killGroup, spawnGroup, userEnv, type GroupRun } from './process-group.js';
 
-/** A user's shell: no npm_* or test variables, no node_modules/.bin on PATH. */
-function userEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const name of ['HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LC_ALL', 'TMPDIR', 'TZ']) {
-    if (process.env[name] !== undefined) env[name] = process.env[name];
-  }
-  env.PATH = (process.env.PATH ?? '')
-    .split(':')
-    .filter((dir) => dir !== '' && !/node_modules[/\\]\.bin|node-gyp-bin/.test(dir))
-    .join(':');
+/** A user's shell, plus what installing the tarballs needs. */
+function installEnv(): Record<string, string> {
   // onnxruntime-node's install script fetches CUDA libraries from outside the npm registry on
   // linux-x64; its documented switch skips that (the CPU runtime is in the package).
-  env.ONNXRUNTIME_NODE_INSTALL = 'skip';
-  env.NO_UPDATE_NOTIFIER = '1';
-  return env;
+  return userEnv({ ONNXRUNTIME_NODE_INSTALL: 'skip', NO_UPDATE_NOTIFIER: '1' });
 }
-
-interface Run {
-  child: ChildProcess;
-  output: () => string;
-  stdout: () => string;
-  /** Exit code (128 + signal number when killed). */
-  closed: Promise<number>;
-}
-
-const running = new Set<ChildProcess>();
 
 /** A command in its own process group, in `cwd`, with a user's environment. */
-function start(command: string, args: readonly string[], cwd: string): Run {
-  const child = spawn(command, args, {
-    cwd,
-    env: userEnv(),
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  running.add(child);
-  let stdout = '';
-  let output = '';
-  child.stdout?.on('data', (d: Buffer) => {
-    stdout += d.toString();
-    output += d.toString();
-  });
-  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-  const closed = new Promise<number>((resolve) => {
-    child.on('close', (code, signal) => {
-      running.delete(child);
-      resolve(code ?? 128 + (signal === 'SIGINT' ? 2 : signal === 'SIGTERM' ? 15 : 9));
-    });
-  });
-  return { child, output: () => output, stdout: () => stdout, closed };
-}
-
-function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  if (child.pid === undefined) return;
-  try {
-    process.kill(-child.pid, signal);
-  } catch {
-    // already gone
-  }
+function start(command: string, args: readonly string[], cwd: string): GroupRun {
+  return spawnGroup(command, args, { cwd, env: installEnv() });
 }
 
 /** Runs a command to its end; its process group is killed after `timeoutMs`. */
@@ -126,7 +77,7 @@ const tarballs = new Map<PublicPackageDir, Tarball>();
 const timings: Record<string, number> = {};
 
 afterAll(() => {
-  for (const child of running) killGroup(child, 'SIGKILL');
+  killAllGroups();
   rmSync(tmp, { recursive: true, force: true });
   console.log(`pack-install timings (s): ${JSON.stringify(timings)}`);
 });
@@ -253,7 +204,7 @@ async function runExample(name: string, timeoutMs = 60_000): Promise<string> {
 }
 
 describe('the README examples and the bins, from the installed tarballs', () => {
-  let server: Run | undefined;
+  let server: GroupRun | undefined;
   let httpPort = 0;
   let grpcPort = 0;
   const repository = join(tmp, 'models');

@@ -15,7 +15,6 @@
 //     food_classifier imports, so the bare server command gets TRITONSERVER_TS_PYTHON=/usr/bin/python3
 //     (Debian's, with both), the variable the READMEs document (`npm start` finds it by itself).
 // Servers are stopped as a terminal does on Ctrl+C: SIGINT to the command's process group.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
   copyFileSync,
@@ -44,6 +43,7 @@ import {
 } from '../src/readme-commands.js';
 import { modelsDir, read, repoRoot, trackedFiles } from '../src/repo.js';
 import { freePort } from './free-port.js';
+import { killAllGroups, killGroup, spawnGroup, userEnv, type GroupRun } from './process-group.js';
 
 // ---------------------------------------------------------------------------------------------------
 // The reviewed tables. Keys are the command lines with white space collapsed (commandKey).
@@ -238,66 +238,16 @@ function substitute(text: string, pairs: [string, string][]): string {
   return out;
 }
 
-/** The environment of a fresh shell in this checkout (no npm or test variables, no .bin on PATH). */
-function userEnv(extra: Record<string, string> = {}): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const name of ['HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LC_ALL', 'TMPDIR', 'TZ']) {
-    const value = process.env[name];
-    if (value !== undefined) env[name] = value;
-  }
-  env.PATH = (process.env.PATH ?? '')
-    .split(':')
-    .filter((dir) => dir !== '' && !/node_modules[/\\]\.bin|node-gyp-bin/.test(dir))
-    .join(':');
-  return { ...env, ...extra };
-}
+type Shell = GroupRun;
 
-interface Shell {
-  child: ChildProcess;
-  stdout: () => string;
-  output: () => string;
-  /** Exit code (128 + n for signal n), once the process and its output are closed. */
-  closed: Promise<number>;
-}
-
-const running = new Set<ChildProcess>();
 afterAll(() => {
-  for (const child of running) killGroup(child, 'SIGKILL');
+  killAllGroups();
   rmSync(tmp, { recursive: true, force: true });
 });
 
-function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  if (child.pid === undefined) return;
-  try {
-    process.kill(-child.pid, signal);
-  } catch {
-    // already gone
-  }
-}
-
 /** `bash -c text` in its own process group (like a job in a terminal). */
 function shell(text: string, options: { cwd?: string; env?: Record<string, string> } = {}): Shell {
-  const child = spawn('bash', ['-c', text], {
-    cwd: options.cwd ?? repoRoot,
-    env: userEnv(options.env),
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  running.add(child);
-  let stdout = '';
-  let output = '';
-  child.stdout?.on('data', (d: Buffer) => {
-    stdout += d.toString();
-    output += d.toString();
-  });
-  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-  const closed = new Promise<number>((resolve) => {
-    child.on('close', (code, signal) => {
-      running.delete(child);
-      resolve(code ?? 128 + (signal === 'SIGINT' ? 2 : signal === 'SIGTERM' ? 15 : 9));
-    });
-  });
-  return { child, stdout: () => stdout, output: () => output, closed };
+  return spawnGroup('bash', ['-c', text], { cwd: options.cwd ?? repoRoot, env: userEnv(options.env) });
 }
 
 /** Run a command to its end within `timeoutMs` (its process group is killed after that). */
