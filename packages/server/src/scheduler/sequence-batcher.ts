@@ -116,6 +116,12 @@ export class SequenceBatcher implements Scheduler {
       throw new ServerError('INTERNAL', 'a scheduler needs at least one model instance');
     }
     this.#model = config.name === '' ? options.modelName : config.name;
+    if (sb.state.length > 0 || sb.iterative_sequence) {
+      throw new ServerError(
+        'UNSUPPORTED',
+        `model '${this.#model}': ${sb.state.length > 0 ? 'implicit state (sequence_batching.state)' : 'sequence_batching.iterative_sequence'} is not supported`,
+      );
+    }
     this.#stats = options.statistics ?? new ModelStatistics(options.modelName, options.modelVersion);
     this.#clock = options.clock ?? (() => process.hrtime.bigint());
     const batching = config.max_batch_size > 0;

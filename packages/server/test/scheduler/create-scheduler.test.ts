@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 
 import type { ModelSequenceBatching } from '../../src/repository/model-config.js';
 import { createScheduler } from '../../src/scheduler/create-scheduler.js';
+import { SequenceBatcher } from '../../src/scheduler/sequence-batcher.js';
 import { ModelStatistics } from '../../src/statistics/index.js';
 import { ControlledModel, dynamicBatching, int32Request, makeConfig, rowBases } from './helpers.js';
 
@@ -48,21 +49,20 @@ describe('createScheduler', () => {
     expect(snap.batch_stats.map((b) => b.batch_size)).toEqual([1n]);
   });
 
-  it('refuses sequence batching as UNSUPPORTED and an empty instance list as INTERNAL', () => {
+  it('gives sequence_batching the sequence batcher and refuses an empty instance list as INTERNAL', () => {
     const model = new ControlledModel(1);
-    const sequence = { control_input: [], state: [] } as unknown as ModelSequenceBatching;
-    let error: unknown;
-    try {
-      createScheduler({
-        modelName: 'm',
-        modelVersion: '1',
-        config: makeConfig({ sequence_batching: sequence }),
-        instances: model.instances,
-      });
-    } catch (e) {
-      error = e;
-    }
-    expect(error).toMatchObject({ kind: 'UNSUPPORTED' });
+    const sequence = {
+      control_input: [],
+      state: [],
+      max_sequence_idle_microseconds: 1_000_000,
+    } as unknown as ModelSequenceBatching;
+    const scheduler = createScheduler({
+      modelName: 'm',
+      modelVersion: '1',
+      config: makeConfig({ sequence_batching: sequence }),
+      instances: model.instances,
+    });
+    expect(scheduler).toBeInstanceOf(SequenceBatcher);
     expect(() =>
       createScheduler({ modelName: 'm', modelVersion: '1', config: makeConfig(), instances: [] }),
     ).toThrow(/at least one model instance/);
