@@ -93,7 +93,7 @@ describe('responseCacheKey', () => {
       responseCacheKey(
         model,
         version,
-        new Map([['IN', { name: 'IN', datatype: 'UINT8', shape: [16], data, ...over } as PackedTensor]]),
+        new Map([['IN', { name: 'IN', datatype: 'UINT8', shape: [16], data, ...over }]]),
         outputs,
       );
     const keys = [

@@ -81,7 +81,7 @@ beforeAll(async () => {
     responseCache: { name: 'local', settings: { size: '1048576' } },
   });
   clients.http = new TritonClient({ url: srv.url });
-  clients.grpc = createGrpcClient({ url: srv.running.grpcUrl as string });
+  clients.grpc = createGrpcClient({ url: srv.running.grpcUrl });
 });
 afterAll(async () => {
   await Promise.all(Object.values(clients).map((c) => c.close()));
