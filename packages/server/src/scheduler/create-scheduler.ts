@@ -38,8 +38,12 @@ export const createScheduler: SchedulerFactory &
     }) as SchedulingEngine;
   }
   const layout = batchLayoutOf(config, options.batchInputs ?? 'none');
-  // Ensembles are not rate limited (their composing models are); this registers the instances.
-  const limited = options.rateLimiter?.register(rateLimitedInstances(config, options.instances));
+  // Ensembles are not rate limited (their composing models are); this registers the instances. The
+  // sequence batcher does not take part yet (its instances run unlimited), so it registers none.
+  const limited =
+    config.sequence_batching === undefined
+      ? options.rateLimiter?.register(rateLimitedInstances(config, options.instances))
+      : undefined;
   const common = {
     modelName: options.modelName,
     modelVersion: options.modelVersion,
