@@ -4,7 +4,9 @@
  * (`decoupledPythonModel`: INT32 IN [1] = n → n responses OUT = 0..n-1, then the final flag) that
  * the `ModelStreamInfer` cases use, and the models of `test/python-backend.test.ts` (response
  * senders, response parameters, `async def execute`, `TritonError` codes, a decoupled policy set in
- * `auto_complete_config`). The same files serve a real Triton (its Python backend).
+ * `auto_complete_config`), and `py_word_stream` (`wordStreamPythonModel`: one response per word of
+ * BYTES `text_input`) that the generate-extension cases use. The same files serve a real Triton (its
+ * Python backend).
  */
 import {
   asyncExecutePythonModel,
@@ -13,6 +15,7 @@ import {
   errorCodePythonModel,
   responseParametersPythonModel,
   responseSenderPythonModel,
+  wordStreamPythonModel,
   writePythonModels,
   writeTestModelRepository,
   type GeneratedPythonModel,
@@ -30,6 +33,7 @@ export function conformancePythonModels(): GeneratedPythonModel[] {
     asyncExecutePythonModel('py_async_execute'),
     errorCodePythonModel('py_error_code'),
     decoupledPolicyPythonModel('py_decoupled_policy'),
+    wordStreamPythonModel('py_word_stream'),
   ];
 }
 

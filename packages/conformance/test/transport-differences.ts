@@ -53,6 +53,10 @@ export const TRANSPORT_DIFFERENCES = {
     http: 'a request body is framed by HTTP/1.1: Triton refuses more than 65,536 non-empty chunks (400, "Chunked request body exceeds maximum of 65536 non-empty chunks. …") and frames a body sent with both Content-Length and `Transfer-Encoding: chunked` by its chunks; a load name travels in the URL path, whose `..` segment a client library resolves',
     grpc: 'messages are framed by HTTP/2 and the gRPC length prefix (no chunks); the load name is a protobuf string, sent as is',
   },
+  'generate-extension': {
+    http: 'the generate extension: `generate` / `generate_stream` map a JSON object onto the inputs and answer JSON, the stream as Server-Sent Events',
+    grpc: 'no counterpart: a decoupled model streams through `ModelStreamInfer`',
+  },
   'http-wire-helpers': {
     http: 'the body helpers (`generateRequestBody`, `parseResponseBody`, `encodeRawBinaryRequest`) drive a separate HTTP stack',
     grpc: 'the same job is done by the protobuf messages of `@tritonserver-ts/protocol/grpc` on a separate grpc-js client',
