@@ -19,6 +19,13 @@
  * microseconds (`ns / 1000` truncated per request), as Triton's metric reporter does.
  * @packageDocumentation
  */
+import { Histogram, type HistogramSnapshot } from './histogram.js';
+import {
+  DEFAULT_FIRST_RESPONSE_BUCKETS,
+  DEFAULT_METRICS_CONFIG,
+  type MetricsConfig,
+} from './metrics-config.js';
+import { QuantileSummary, type SummarySnapshot } from './quantile-summary.js';
 
 /**
  * Nanosecond timings of one execution, split like Triton's compute_input / compute_infer /
@@ -91,10 +98,15 @@ export interface ModelStatisticsSnapshot {
   readonly batch_stats: readonly BatchStatsSnapshot[];
   /** Failed requests by reason (metrics only; the sum equals `inference_stats.fail.count`). */
   readonly failuresByReason: Readonly<Record<FailureReason, bigint>>;
-  /** Requests queued or executing right now (the `nv_inference_pending_request_count` gauge). */
+  /**
+   * Requests received by a scheduler and not yet handed to a model instance (Triton's
+   * `nv_inference_pending_request_count`: incremented on enqueue, decremented when execution starts).
+   */
   readonly pendingRequests: number;
   /** Metric-side microsecond accumulators. */
   readonly durationsUs: MetricDurationsUs;
+  /** Summaries and histograms, when `--metrics-config` enables them. */
+  readonly latencyMetrics?: LatencyMetricsSnapshot;
   /** Whether the response cache serves this version (its `nv_cache_*_per_model` metrics are shown). */
   readonly responseCache: boolean;
 }
@@ -126,6 +138,28 @@ export interface FailureRecord {
   /** Arrival → failure. */
   readonly requestNs: bigint;
   readonly reason: FailureReason;
+}
+
+/** The five per-request latencies that have `nv_inference_*_summary_us` summaries (Triton's order). */
+export const LATENCY_NAMES = ['request', 'queue', 'computeInput', 'computeInfer', 'computeOutput'] as const;
+
+/** One of {@link LATENCY_NAMES}. */
+export type LatencyName = (typeof LATENCY_NAMES)[number];
+
+/** The optional latency metrics of one version (`--metrics-config`, `model_metrics`). */
+export interface LatencyMetricsSnapshot {
+  /** Per-request microsecond summaries (`summary_latencies=true`). */
+  readonly summaries?: Readonly<Record<LatencyName, SummarySnapshot>>;
+  /** Request → first response, whole ms (`histogram_latencies=true`, decoupled models only). */
+  readonly firstResponse?: HistogramSnapshot;
+}
+
+/** What {@link ModelStatistics.configureLatencyMetrics} is told about the model. */
+export interface ModelLatencyMetricsOptions {
+  /** `model_transaction_policy.decoupled`. */
+  readonly decoupled: boolean;
+  /** `model_metrics` buckets for the first-response histogram, when the config sets them. */
+  readonly firstResponseBuckets?: readonly number[];
 }
 
 // Counters are plain numbers while they are recorded (exact far beyond any count a process reaches,
@@ -199,16 +233,52 @@ export class ModelStatistics {
   private usCacheMiss = 0;
   private cacheEnabled = false;
   private readonly now: () => number;
+  private readonly metricsConfig: MetricsConfig;
+  private readonly summaries: Record<LatencyName, QuantileSummary> | undefined;
+  private firstResponse: Histogram | undefined;
 
   /**
    * @param name - Model name.
    * @param version - Model version (decimal string).
-   * @param options - `now` returns ms since the epoch (injectable for tests).
+   * @param options - `now` returns ms since the epoch (injectable for tests); `metrics` is the
+   *   server's `--metrics-config`.
    */
-  constructor(name: string, version: string, options: { now?: () => number } = {}) {
+  constructor(name: string, version: string, options: { now?: () => number; metrics?: MetricsConfig } = {}) {
     this.name = name;
     this.version = version;
     this.now = options.now ?? Date.now;
+    this.metricsConfig = options.metrics ?? DEFAULT_METRICS_CONFIG;
+    if (this.metricsConfig.summaryLatencies) {
+      const quantiles = this.metricsConfig.summaryQuantiles;
+      const make = (): QuantileSummary => new QuantileSummary(quantiles, { now: this.now });
+      this.summaries = {
+        request: make(),
+        queue: make(),
+        computeInput: make(),
+        computeInfer: make(),
+        computeOutput: make(),
+      };
+    }
+  }
+
+  /**
+   * Sets up the model-dependent latency metrics when a version loads: the first-response histogram
+   * exists for a decoupled model under `histogram_latencies=true`, with the `model_metrics` buckets
+   * or Triton's defaults. A reload starts a new histogram (Triton applies new buckets on reload).
+   */
+  configureLatencyMetrics(options: ModelLatencyMetricsOptions): void {
+    this.firstResponse =
+      this.metricsConfig.histogramLatencies && options.decoupled
+        ? new Histogram(options.firstResponseBuckets ?? DEFAULT_FIRST_RESPONSE_BUCKETS)
+        : undefined;
+  }
+
+  /**
+   * Records the time from a request's start to its first response (decoupled models), in whole
+   * milliseconds as Triton observes it.
+   */
+  recordFirstResponse(requestNs: bigint): void {
+    this.firstResponse?.observe(Math.trunc(Number(checkNs(requestNs, 'requestNs')) / 1e6));
   }
 
   /** Records one request that completed successfully. */
@@ -230,6 +300,14 @@ export class ModelStatistics {
     this.usComputeInput += wholeUs(computeInputNs);
     this.usComputeInfer += wholeUs(computeInferNs);
     this.usComputeOutput += wholeUs(computeOutputNs);
+    const summaries = this.summaries;
+    if (summaries !== undefined) {
+      summaries.request.observe(wholeUs(requestNs));
+      summaries.queue.observe(wholeUs(queueNs));
+      summaries.computeInput.observe(wholeUs(computeInputNs));
+      summaries.computeInfer.observe(wholeUs(computeInferNs));
+      summaries.computeOutput.observe(wholeUs(computeOutputNs));
+    }
     this.lastInferenceMs = Math.trunc(this.now());
   }
 
@@ -296,7 +374,7 @@ export class ModelStatistics {
     this.pending = Math.max(0, this.pending + delta);
   }
 
-  /** Requests queued or executing right now. */
+  /** Requests waiting for an instance right now (see the snapshot's `pendingRequests`). */
   get pendingRequests(): number {
     return this.pending;
   }
@@ -340,6 +418,27 @@ export class ModelStatistics {
         cacheMiss: BigInt(this.usCacheMiss),
       },
       responseCache: this.cacheEnabled,
+      ...(this.summaries !== undefined || this.firstResponse !== undefined
+        ? { latencyMetrics: this.latencySnapshot() }
+        : {}),
+    };
+  }
+
+  private latencySnapshot(): LatencyMetricsSnapshot {
+    const s = this.summaries;
+    return {
+      ...(s !== undefined
+        ? {
+            summaries: {
+              request: s.request.snapshot(),
+              queue: s.queue.snapshot(),
+              computeInput: s.computeInput.snapshot(),
+              computeInfer: s.computeInfer.snapshot(),
+              computeOutput: s.computeOutput.snapshot(),
+            },
+          }
+        : {}),
+      ...(this.firstResponse !== undefined ? { firstResponse: this.firstResponse.snapshot() } : {}),
     };
   }
 }

@@ -6,16 +6,23 @@
  * version is unloaded for good.
  * @packageDocumentation
  */
+import type { MetricsConfig } from './metrics-config.js';
 import { ModelStatistics, type ModelStatisticsSnapshot } from './model-statistics.js';
 
 /** Registry of {@link ModelStatistics}, one per model version. */
 export class StatisticsRegistry {
   private readonly models = new Map<string, Map<string, ModelStatistics>>();
   private readonly now: (() => number) | undefined;
+  /** The server's `--metrics-config`, given to every entry. */
+  readonly metricsConfig: MetricsConfig | undefined;
 
-  /** @param options - `now` (ms since the epoch) is passed to every created entry (tests). */
-  constructor(options: { now?: () => number } = {}) {
+  /**
+   * @param options - `now` (ms since the epoch) is passed to every created entry (tests);
+   *   `metrics` is the server's `--metrics-config`.
+   */
+  constructor(options: { now?: () => number; metrics?: MetricsConfig } = {}) {
     this.now = options.now;
+    this.metricsConfig = options.metrics;
   }
 
   /** The statistics of `name` / `version`, created (all zero) on first use. */
@@ -27,7 +34,10 @@ export class StatisticsRegistry {
     }
     let stats = versions.get(version);
     if (stats === undefined) {
-      stats = new ModelStatistics(name, version, this.now === undefined ? {} : { now: this.now });
+      stats = new ModelStatistics(name, version, {
+        ...(this.now !== undefined ? { now: this.now } : {}),
+        ...(this.metricsConfig !== undefined ? { metrics: this.metricsConfig } : {}),
+      });
       versions.set(version, stats);
     }
     return stats;
