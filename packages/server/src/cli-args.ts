@@ -19,6 +19,12 @@ import {
   type PythonBackendSettings,
 } from './runtime/builtin-backends.js';
 import type { StartServerOptions } from './start.js';
+import {
+  MetricsConfigError,
+  metricsConfigFrom,
+  splitMetricsConfigOption,
+  type MetricsConfig,
+} from './statistics/metrics-config.js';
 import type { ResponseCacheConfig } from './core/response-cache-config.js';
 
 /** A bad command line (exit code 1). */
@@ -182,6 +188,23 @@ export const FLAGS: Readonly<Record<string, FlagSpec>> = {
     default: 'true',
   },
   'metrics-port': { kind: 'int', arg: '<port>', help: 'Metrics port (/metrics).', default: '8002' },
+  'allow-cpu-metrics': {
+    kind: 'bool',
+    arg: '<bool>',
+    help: 'Report the nv_cpu_* gauges (host CPU utilization and memory).',
+    default: 'true',
+  },
+  'metrics-interval-ms': {
+    kind: 'int',
+    arg: '<ms>',
+    help: 'How often the polled metrics (nv_cpu_*) are refreshed, in milliseconds.',
+    default: '2000',
+  },
+  'metrics-config': {
+    kind: 'list',
+    arg: '<setting>=<value>',
+    help: 'Metric types (repeatable): counter_latencies=<bool>, summary_latencies=<bool>, summary_quantiles=<q>:<error>[,...], histogram_latencies=<bool>.',
+  },
   'allow-client-shm': {
     kind: 'bool',
     arg: '<bool>',
@@ -495,6 +518,10 @@ export function parseArgs(argv: readonly string[]): CliOptions {
   const logFile = one('log-file');
   const allowMetrics = bool('allow-metrics');
   const metricsPort = int('metrics-port', 0, 65535);
+  const metricsProblems: string[] = [];
+  const metricsConfig = values.has('metrics-config')
+    ? metricsConfigOption(values.get('metrics-config') ?? [], (line) => metricsProblems.push(line))
+    : undefined;
   const exitOnError = bool('exit-on-error');
   // Triton's own check and wording.
   if (int('http-max-input-size', Number.MIN_SAFE_INTEGER) <= 0) {
@@ -567,6 +594,9 @@ export function parseArgs(argv: readonly string[]): CliOptions {
     sharedMemoryMaxRegions: int('client-shm-max-regions', 1),
     ...(one('metrics-address') !== undefined ? { metricsAddress: one('metrics-address') as string } : {}),
     ...(allowMetrics ? { metricsPort } : {}),
+    ...(metricsConfig !== undefined ? { metricsConfig } : {}),
+    metricsIntervalMs: int('metrics-interval-ms', 1),
+    allowCpuMetrics: bool('allow-cpu-metrics'),
     ...(values.has('trace-config') ? { trace: traceConfig(values.get('trace-config') ?? []) } : {}),
     ...(values.has('http-restricted-api')
       ? { httpRestrictedApi: restrictions(values.get('http-restricted-api') ?? []) }
@@ -603,12 +633,23 @@ export function parseArgs(argv: readonly string[]): CliOptions {
       ...(allowGrpc ? grpc.warnings : []),
       ...backendConfig.warnings,
       ...cache.warnings,
+      ...metricsProblems,
       // tritonserver ignores them silently with --rate-limit=off.
       ...(rateLimit.rateLimit === 'off' && rateLimit.rateLimitResources.length > 0
         ? ['--rate-limit-resource has no effect with --rate-limit=off']
         : []),
     ],
   };
+}
+
+/** `--metrics-config` values (tritonserver's format check; Triton's error lines for bad quantiles). */
+function metricsConfigOption(values: readonly string[], report: (line: string) => void): MetricsConfig {
+  try {
+    return metricsConfigFrom(values.map(splitMetricsConfigOption), report);
+  } catch (error) {
+    if (error instanceof MetricsConfigError) throw new CliUsageError(error.message);
+    throw error;
+  }
 }
 
 /**

@@ -49,6 +49,10 @@ export interface StartServerOptions extends InferenceServerOptions {
   readonly metricsPort?: number;
   /** `--metrics-address`: address of the metrics server. Default: {@link StartServerOptions.httpAddress}. */
   readonly metricsAddress?: string;
+  /** `--metrics-interval-ms`: how often the `nv_cpu_*` gauges are refreshed. Default 2000. */
+  readonly metricsIntervalMs?: number;
+  /** `--allow-cpu-metrics`: report the `nv_cpu_*` gauges. Default true. */
+  readonly allowCpuMetrics?: boolean;
   /** `--exit-timeout-secs`: how long {@link RunningServer.close} waits for in-flight requests. Default 30. */
   readonly exitTimeoutSecs?: number;
 }
@@ -131,6 +135,10 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     if (options.metricsPort !== undefined) {
       metrics = await startMetricsServer({
         statistics: core.statistics,
+        customMetrics: core.customMetrics,
+        ...(options.metricsConfig !== undefined ? { config: options.metricsConfig } : {}),
+        ...(options.metricsIntervalMs !== undefined ? { intervalMs: options.metricsIntervalMs } : {}),
+        cpuMetrics: options.allowCpuMetrics !== false,
         port: options.metricsPort,
         host: options.metricsAddress ?? host,
       });

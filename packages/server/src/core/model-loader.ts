@@ -19,6 +19,8 @@ import type { CreateInstancesOptions } from '../runtime/backends.js';
 import { BackendError } from '../runtime/errors.js';
 import type { ModelInstance } from '../runtime/types.js';
 import type { SchedulerFactory } from '../scheduler/types.js';
+import { FIRST_RESPONSE_HISTOGRAM } from '../statistics/metrics-config.js';
+import type { ModelStatistics } from '../statistics/model-statistics.js';
 import type { StatisticsRegistry } from '../statistics/registry.js';
 import {
   checkComposingModels,
@@ -308,7 +310,7 @@ export class ModelLoader {
         batchInputs: this.#opts.instanceOptions?.backends?.batchInputs(definition.config) ?? 'none',
         ...(this.#opts.inferenceHost !== undefined ? { inferenceHost: this.#opts.inferenceHost } : {}),
         ...(this.#opts.statistics !== undefined
-          ? { statistics: this.#opts.statistics.get(definition.name, String(version)) }
+          ? { statistics: this.#versionStatistics(this.#opts.statistics, definition, version) }
           : {}),
         modelConfig: (model: string, v: string) => this.#servingConfig(model, v),
       });
@@ -318,6 +320,27 @@ export class ModelLoader {
       const reason = error instanceof Error ? error.message : String(error);
       return { version, state: 'UNAVAILABLE', reason, unsupported: isUnsupportedBackend(error) };
     }
+  }
+
+  /**
+   * A version's statistics, with its model-dependent latency metrics set up (the first-response
+   * histogram of a decoupled model, with `model_metrics` buckets when the config gives them).
+   */
+  #versionStatistics(
+    registry: StatisticsRegistry,
+    definition: ModelDefinition,
+    version: number,
+  ): ModelStatistics {
+    const stats = registry.get(definition.name, String(version));
+    const config = definition.config;
+    const buckets = config.model_metrics?.metric_control.find(
+      (c) => c.metric_identifier?.family === FIRST_RESPONSE_HISTOGRAM && c.histogram_options !== undefined,
+    )?.histogram_options?.buckets;
+    stats.configureLatencyMetrics({
+      decoupled: config.model_transaction_policy?.decoupled === true,
+      ...(buckets !== undefined ? { firstResponseBuckets: buckets } : {}),
+    });
+    return stats;
   }
 
   /** The config a serving version of `model` runs with ('' = latest), or `undefined`. */

@@ -19,6 +19,8 @@ import { createResponseCache, type ResponseCacheConfig } from './response-cache-
 import { RateLimiter, type RateLimitResource } from '../scheduler/rate-limiter.js';
 import { runWarmup } from '../scheduler/warmup.js';
 import type { SchedulerFactory } from '../scheduler/types.js';
+import { CustomMetricsRegistry } from '../statistics/custom-metrics.js';
+import type { MetricsConfig } from '../statistics/metrics-config.js';
 import { StatisticsRegistry } from '../statistics/registry.js';
 import { toStatisticsReport, type ModelStatisticsReport } from '../statistics/report.js';
 import { echo } from '../common/echo.js';
@@ -134,7 +136,12 @@ export interface InferenceServerOptions {
    */
   readonly sharedMemoryMaxRegions?: number;
   /** Python backend settings (`--backend-config=python,…`); its log lines go to {@link logger}. */
-  readonly python?: Omit<PythonBackendSettings, 'log'>;
+  readonly python?: Omit<PythonBackendSettings, 'log' | 'customMetrics'>;
+  /**
+   * `--metrics-config`: which latency metrics each model version keeps (summaries, the
+   * first-response histogram). Default: Triton's (counters only).
+   */
+  readonly metricsConfig?: MetricsConfig;
   /**
    * `--cache-config` (Triton's response cache; only the `local` implementation): models with
    * `response_cache { enable: true }` answer repeated requests from it. Absent = no cache.
@@ -149,7 +156,9 @@ export class InferenceServer {
   /** Trace settings, sampling and the trace file (Triton's trace extension). */
   readonly trace: TraceManager;
   /** Statistics of every loaded model version. */
-  readonly statistics = new StatisticsRegistry();
+  readonly statistics: StatisticsRegistry;
+  /** Custom metric families of models (`pb_utils.MetricFamily`), shown on `/metrics`. */
+  readonly customMetrics = new CustomMetricsRegistry();
   /** System shared-memory regions. */
   readonly systemSharedMemory: SystemSharedMemoryManager;
   /** CUDA shared memory (unsupported here: no GPU). */
@@ -172,6 +181,9 @@ export class InferenceServer {
       this.logger.warn(`trace level is not OFF but no request will be traced: ${traceProblem}`);
     }
     this.#strictReadiness = options.strictReadiness ?? true;
+    this.statistics = new StatisticsRegistry(
+      options.metricsConfig !== undefined ? { metrics: options.metricsConfig } : {},
+    );
     this.systemSharedMemory = new SystemSharedMemoryManager({
       ...(options.sharedMemoryDir !== undefined ? { dir: options.sharedMemoryDir } : {}),
       allowClientShm: options.allowClientShm ?? false,
@@ -183,7 +195,7 @@ export class InferenceServer {
     // and keeps HTTP answering; Python models log to the server log.
     const backends = createBuiltinBackends({
       onnxruntime: { workerThreads: {} },
-      python: { ...options.python, log: this.logger },
+      python: { ...options.python, log: this.logger, customMetrics: this.customMetrics },
     });
     const resolveOptions: ResolveModelOptions = {
       ...(options.modelConfigName !== undefined ? { modelConfigName: options.modelConfigName } : {}),

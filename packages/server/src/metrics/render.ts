@@ -4,7 +4,11 @@
  * prometheus-cpp prints them), so Triton's Grafana dashboards and alert rules work unchanged.
  * @packageDocumentation
  */
+import type { CustomFamilySnapshot } from '../statistics/custom-metrics.js';
 import { FAILURE_REASONS, type ModelStatisticsSnapshot } from '../statistics/model-statistics.js';
+import { escapeLabelValue } from './prometheus-text.js';
+import { pushCustomFamilies } from './render-custom.js';
+import { pushLatencyHistograms, pushLatencySummaries } from './render-latency.js';
 import type { SystemSample } from './system.js';
 
 /** The content type of the exposition. */
@@ -102,10 +106,7 @@ const MODEL_FAMILIES: readonly Family[] = [
   },
 ];
 
-/** Escapes a label value (backslash, double quote, newline). */
-export function escapeLabelValue(value: string): string {
-  return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
-}
+export { escapeLabelValue };
 
 function labels(s: ModelStatisticsSnapshot, reason?: string): string {
   const r = reason === undefined ? '' : `,reason="${reason}"`;
@@ -116,10 +117,30 @@ function header(out: string[], name: string, help: string, type: string): void {
   out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
 }
 
+/**
+ * Families Triton creates only under `counter_latencies` (default true): the five latency counters
+ * and the per-model cache counters.
+ */
+const LATENCY_COUNTERS: ReadonlySet<string> = new Set([
+  'nv_inference_request_duration_us',
+  'nv_inference_queue_duration_us',
+  'nv_inference_compute_input_duration_us',
+  'nv_inference_compute_infer_duration_us',
+  'nv_inference_compute_output_duration_us',
+  'nv_cache_num_hits_per_model',
+  'nv_cache_hit_duration_per_model',
+  'nv_cache_num_misses_per_model',
+  'nv_cache_miss_duration_per_model',
+]);
+
 /** Options of {@link renderMetrics}. */
 export interface RenderMetricsOptions {
   /** Host sample for the `nv_cpu_*` gauges; omitted = no CPU metrics (`--allow-cpu-metrics=false`). */
   readonly system?: SystemSample;
+  /** `--metrics-config counter_latencies` (default true). */
+  readonly counterLatencies?: boolean;
+  /** Models' custom families (`pb_utils.MetricFamily`), after the server's of the same kind. */
+  readonly custom?: readonly CustomFamilySnapshot[];
 }
 
 /** Renders every metric for `models` (one snapshot per loaded model version). */
@@ -128,6 +149,19 @@ export function renderMetrics(
   options: RenderMetricsOptions = {},
 ): string {
   const out: string[] = [];
+  const counterLatencies = options.counterLatencies !== false;
+  // prometheus-cpp's registry prints counters, then gauges, then histograms, then summaries.
+  const shownFamilies = MODEL_FAMILIES.filter((f) => counterLatencies || !LATENCY_COUNTERS.has(f.name));
+  const pushModelFamilies = (type: Family['type']): void => {
+    for (const f of shownFamilies) {
+      if (f.type !== type) continue;
+      const only = f.only;
+      const shown = only === undefined ? models : models.filter((s) => only(s));
+      if (shown.length === 0) continue;
+      header(out, f.name, f.help, f.type);
+      for (const s of shown) out.push(`${f.name}${labels(s)} ${f.value(s)}`);
+    }
+  };
   if (models.length > 0) {
     header(
       out,
@@ -148,14 +182,11 @@ export function renderMetrics(
         out.push(`nv_inference_request_failure${labels(s, reason)} ${s.failuresByReason[reason]}`);
       }
     }
-    for (const f of MODEL_FAMILIES) {
-      const only = f.only;
-      const shown = only === undefined ? models : models.filter((s) => only(s));
-      if (shown.length === 0) continue;
-      header(out, f.name, f.help, f.type);
-      for (const s of shown) out.push(`${f.name}${labels(s)} ${f.value(s)}`);
-    }
+    pushModelFamilies('counter');
   }
+  const custom = options.custom ?? [];
+  pushCustomFamilies(out, custom, 'counter');
+  pushModelFamilies('gauge');
   const sys = options.system;
   if (sys !== undefined) {
     header(out, 'nv_cpu_utilization', 'CPU utilization rate [0.0 - 1.0]', 'gauge');
@@ -165,5 +196,9 @@ export function renderMetrics(
     header(out, 'nv_cpu_memory_used_bytes', 'CPU used memory (RAM), in bytes', 'gauge');
     out.push(`nv_cpu_memory_used_bytes ${sys.memoryUsedBytes}`);
   }
+  pushCustomFamilies(out, custom, 'gauge');
+  pushLatencyHistograms(out, models);
+  pushCustomFamilies(out, custom, 'histogram');
+  pushLatencySummaries(out, models);
   return out.length === 0 ? '' : `${out.join('\n')}\n`;
 }

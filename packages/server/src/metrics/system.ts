@@ -74,3 +74,38 @@ export class SystemSampler {
     return { cpuUtilization, memoryTotalBytes: mem.total, memoryUsedBytes: mem.used };
   }
 }
+
+/** Triton's default `--metrics-interval-ms`. */
+export const DEFAULT_METRICS_INTERVAL_MS = 2000;
+
+/**
+ * Polls the host in the background as Triton's metrics thread does (it wakes every half
+ * `--metrics-interval-ms`); a scrape reads the last poll, so `nv_cpu_utilization` is the busy share
+ * between the last two polls, whatever the scrape rate. The first reading is taken at once.
+ */
+export class SystemPoller {
+  private readonly sampler = new SystemSampler();
+  private current: SystemSample;
+  private readonly timer: NodeJS.Timeout;
+
+  /** @param intervalMs - `--metrics-interval-ms` (polls every half of it, at least every 1 ms). */
+  constructor(intervalMs: number = DEFAULT_METRICS_INTERVAL_MS) {
+    this.current = this.sampler.sample();
+    this.timer = setInterval(
+      () => {
+        this.current = this.sampler.sample();
+      },
+      Math.max(1, Math.floor(intervalMs / 2)),
+    );
+    this.timer.unref();
+  }
+
+  /** The last reading. */
+  get latest(): SystemSample {
+    return this.current;
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+}

@@ -98,8 +98,15 @@ export function ignoredFeatures(config: ModelConfig, options: IgnoredFeaturesOpt
       `${model}: model_operations.op_library_filename (${libraries.join(', ')}) is ignored; no custom operation library is loaded`,
     );
   }
-  if ((config.model_metrics?.metric_control.length ?? 0) > 0) {
-    out.push(`${model}: model_metrics is ignored (tritonserver-ts exports no histogram metrics)`);
+  // `model_metrics` is honoured for the one family Triton lets a model configure (the first-response
+  // histogram's buckets); any other family gets Triton's warning.
+  for (const control of config.model_metrics?.metric_control ?? []) {
+    const family = control.metric_identifier?.family ?? '';
+    if (family !== 'nv_inference_first_response_histogram_ms') {
+      out.push(
+        `Metric family '${family}' in 'metric_identifier' is not a customizable metric in Triton core.`,
+      );
+    }
   }
   return out;
 }

@@ -6,6 +6,8 @@
  */
 import { execFile } from 'node:child_process';
 
+import type { CustomMetricsRegistry } from '../../statistics/custom-metrics.js';
+
 /** The environment variable that names the interpreter (overridden by the backend config). */
 export const PYTHON_INTERPRETER_ENV = 'TRITONSERVER_TS_PYTHON';
 
@@ -27,6 +29,11 @@ export interface PythonBackendSettings {
   readonly executeTimeoutSeconds?: number;
   /** Where `pb_utils.Logger` lines and the model's stdout / stderr go (the server log). */
   readonly log?: PythonLogSink;
+  /**
+   * Where `pb_utils.MetricFamily` / `Metric` live (the server's, shown on `/metrics`); without it
+   * the model's metric calls fail.
+   */
+  readonly customMetrics?: CustomMetricsRegistry;
 }
 
 /** The server log as the Python backend writes to it. */
