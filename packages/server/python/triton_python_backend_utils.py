@@ -715,80 +715,101 @@ class Logger:
 
 
 # ---------------------------------------------------------------------------------------------
-# Custom metrics: kept in the stub, not exported on the server's /metrics (see the README).
+# Custom metrics: families and metrics live in the server (shown on its /metrics beside Triton's
+# own); each call here is a round trip to it, with the Python backend's error prefixes.
+
+
+def _metric_call(prefix, header):
+    if _channel is None:
+        raise TritonModelException(f"{prefix}custom metrics are only available inside a model")
+    answer = _channel.metric(header)
+    if "error" in answer:
+        raise TritonModelException(f"{prefix}{answer['error']}")
+    return answer
+
+
+def _metric_forget(header):
+    channel = _channel
+    if channel is None:
+        return
+    try:
+        channel.metric_nowait(header)
+    except Exception:  # the server went away: nothing to release any more
+        pass
+
+
+def _metric_number(value):
+    return repr(float(value))
 
 
 class MetricFamily:
-    """A custom metric family. tritonserver-ts keeps its metrics in the model's process: they count
-    and can be read back, but the server's /metrics endpoint does not show them."""
+    """A custom metric family (Triton's `pb_utils.MetricFamily(name, description, kind)`)."""
 
     COUNTER = 0
     GAUGE = 1
     HISTOGRAM = 2
 
-    _warned = False
+    _KINDS = {0: "counter", 1: "gauge", 2: "histogram"}
 
     def __init__(self, name, description, kind):
+        self._id = None
         if name is None or description is None or kind is None:
             raise TypeError("MetricFamily takes a name, a description and a kind, not None")
-        if kind not in (MetricFamily.COUNTER, MetricFamily.GAUGE, MetricFamily.HISTOGRAM):
-            raise TritonModelException(f"unknown metric kind {kind!r}")
+        if kind not in MetricFamily._KINDS:
+            raise TritonModelException("Error when creating MetricFamily: Unknown metric kind")
         self._name = name
         self._kind = kind
-        if not MetricFamily._warned and _channel is not None:
-            MetricFamily._warned = True
-            _channel.log(
-                Logger.WARNING,
-                f"custom metric family '{name}': tritonserver-ts keeps custom metrics in the model's "
-                "process; they are not exported on /metrics",
-            )
+        answer = _metric_call(
+            "Error when creating MetricFamily: ",
+            {"op": "family_new", "name": str(name), "description": str(description), "kind": MetricFamily._KINDS[kind]},
+        )
+        self._id = answer["id"]
 
     def Metric(self, labels=None, buckets=None):
-        if self._kind == MetricFamily.HISTOGRAM and not buckets:
-            raise TritonModelException("Missing required buckets for histogram metric")
-        if self._kind != MetricFamily.HISTOGRAM and buckets is not None:
-            raise TritonModelException("Unexpected buckets provided for non-histogram metric")
-        return Metric(self._kind, dict(labels or {}), buckets)
+        if labels is not None and not isinstance(labels, dict):
+            raise TritonModelException("Failed to create metric. Labels must be a dictionary.")
+        header = {"op": "metric_new", "family": self._id, "labels": labels or {}}
+        if buckets is not None:
+            header["buckets"] = [_metric_number(b) for b in buckets]
+        answer = _metric_call("Error when creating Metric: ", header)
+        return Metric(answer["id"])
+
+    def __del__(self):
+        if getattr(self, "_id", None) is not None:
+            _metric_forget({"op": "family_delete", "family": self._id})
 
 
 MetricKind = MetricFamily
+COUNTER = MetricFamily.COUNTER
+GAUGE = MetricFamily.GAUGE
+HISTOGRAM = MetricFamily.HISTOGRAM
 
 
 class Metric:
-    """One metric of a family (see MetricFamily)."""
+    """One metric of a family (made by `MetricFamily.Metric(labels, buckets)`)."""
 
-    def __init__(self, kind, labels, buckets):
-        self._kind = kind
-        self._labels = labels
-        self._value = 0.0
-        self._observations = []
-        self._lock = threading.Lock()
+    def __init__(self, metric_id):
+        self._id = metric_id
 
     def increment(self, value):
-        if self._kind == MetricFamily.COUNTER and value < 0:
-            raise TritonModelException("Counter metrics cannot be decremented")
-        if self._kind == MetricFamily.HISTOGRAM:
-            raise TritonModelException("Histogram metrics are observed, not incremented")
-        with self._lock:
-            self._value += value
+        _metric_call(
+            "Failed to increment metric value: ", {"op": "increment", "metric": self._id, "value": _metric_number(value)}
+        )
 
     def set(self, value):
-        if self._kind != MetricFamily.GAUGE:
-            raise TritonModelException("Only gauge metrics can be set")
-        with self._lock:
-            self._value = float(value)
+        _metric_call("Failed to set metric value: ", {"op": "set", "metric": self._id, "value": _metric_number(value)})
 
     def observe(self, value):
-        if self._kind != MetricFamily.HISTOGRAM:
-            raise TritonModelException("Only histogram metrics can be observed")
-        with self._lock:
-            self._observations.append(float(value))
+        _metric_call(
+            "Failed to observe metric value: ", {"op": "observe", "metric": self._id, "value": _metric_number(value)}
+        )
 
     def value(self):
-        with self._lock:
-            if self._kind == MetricFamily.HISTOGRAM:
-                return sum(self._observations)
-            return self._value
+        return float(_metric_call("Failed to get metric value: ", {"op": "value", "metric": self._id})["value"])
+
+    def __del__(self):
+        if getattr(self, "_id", None) is not None:
+            _metric_forget({"op": "metric_delete", "metric": self._id})
 
 
 # ---------------------------------------------------------------------------------------------

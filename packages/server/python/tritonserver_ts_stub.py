@@ -182,6 +182,8 @@ class Channel:
             kind = header.get("type")
             if kind == "bls_response":
                 self._bls_done(header, payload)
+            elif kind == "metric_response":
+                self._metric_done(header)
             elif kind == "cancel":
                 self._cancel(header)
             else:
@@ -251,6 +253,27 @@ class Channel:
             response = pb_utils.InferenceResponse(output_tensors=refs_to_tensors(header["outputs"], payload))
             response._parameters = pb_utils._parameters_from_wire(header.get("parameters"))
         future.set_result(response)
+
+    # Custom metrics (pb_utils.MetricFamily / Metric) ------------------------------------------------
+    def metric(self, header):
+        """One metric call answered by the server (blocks until the answer)."""
+        future = concurrent.futures.Future()
+        with self._calls_lock:
+            call = self._next_call
+            self._next_call += 1
+            self._calls[call] = future
+        self.write({"type": "metric", "call": call, **header})
+        return future.result()
+
+    def metric_nowait(self, header):
+        """A metric call without an answer (releasing a family or a metric)."""
+        self.write({"type": "metric", **header})
+
+    def _metric_done(self, header):
+        with self._calls_lock:
+            future = self._calls.pop(header["call"], None)
+        if future is not None:
+            future.set_result(header)
 
     # Responses and logs --------------------------------------------------------------------------
     def send_response(self, batch, index, response, final):

@@ -494,3 +494,4 @@ export async function writeTestModelRepository(
 export * from './python-models.js';
 export * from './sequence-models.js';
 export * from './rate-limiter-models.js';
+export * from './python-metrics-models.js';

@@ -29,6 +29,7 @@ import {
   findPythonInterpreter,
   type PythonBackendSettings,
 } from './settings.js';
+import { answerMetricCall } from './metric-calls.js';
 import { StubProcess, describeExit } from './stub-process.js';
 
 /** Request parameters Triton consumes itself and does not hand to the model. */
@@ -209,7 +210,11 @@ export class PythonModelInstance implements RuntimeModelInstance {
       ...(this.#settings.log !== undefined ? { log: this.#settings.log } : {}),
     });
     stub.onFrame = (frame) => this.#onFrame(stub, frame);
-    stub.onExit = (exit) => this.#onExit(stub, `it exited (${describeExit(exit)})`);
+    stub.onExit = (exit) => {
+      // The stub's Python objects are gone: so are its references to custom metrics.
+      this.#settings.customMetrics?.release(stub);
+      this.#onExit(stub, `it exited (${describeExit(exit)})`);
+    };
     const args = {
       model_config: JSON.stringify(modelConfigToJson(config)),
       model_instance_kind: this.kind === 'KIND_MODEL' ? 'MODEL' : 'CPU',
@@ -458,6 +463,11 @@ export class PythonModelInstance implements RuntimeModelInstance {
       case 'log':
         this.#onLog(h);
         return;
+      case 'metric': {
+        const answer = answerMetricCall(this.#settings.customMetrics, stub, h);
+        if (answer !== undefined) stub.send(answer);
+        return;
+      }
       default:
         this.#settings.log?.warn(`python stub of '${this.name}' sent an unexpected '${h.type}' message`);
     }
@@ -684,6 +694,7 @@ export class PythonModelInstance implements RuntimeModelInstance {
         this.#settings.log?.error(error instanceof Error ? error.message : String(error));
       }
       await stub.stop(2000);
+      this.#settings.customMetrics?.release(stub);
       this.#failRemaining(why);
     })();
     return this.#disposed;
