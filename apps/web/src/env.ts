@@ -116,6 +116,15 @@ const schema = z
       .trim()
       .regex(/^[^\s,/]+(\s*,\s*[^\s,/]+)*$|^$/, 'comma-separated model names')
       .default('food_classifier_onnx,food_classifier,food_classifier_ensemble'),
+    /**
+     * The decoupled model whose streamed caption `POST /api/caption` relays (models_staging/food_caption);
+     * empty: no caption. When the server does not have it READY the route answers 204 and the UI shows none.
+     */
+    FOOD11_CAPTION_MODEL: z
+      .string()
+      .trim()
+      .regex(/^[^\s,/]*$/, 'a model name')
+      .default('food_caption'),
     INFERENCE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
     /**
      * How input tensors reach the inference server: `auto` (system shared memory when the server's
@@ -207,6 +216,7 @@ const schema = z
       modelChoices: [
         ...new Set([e.FOOD11_MODEL_NAME, ...e.FOOD11_MODEL_CHOICES.split(',').map((n) => n.trim())]),
       ].filter((n) => n !== ''),
+      captionModel: e.FOOD11_CAPTION_MODEL,
       inferenceTimeoutMs: e.INFERENCE_TIMEOUT_MS,
       sharedMemory: e.TRITON_SHARED_MEMORY,
       sharedMemorySlots: e.TRITON_SHARED_MEMORY_SLOTS,

@@ -22,6 +22,7 @@ import { LatencySplit } from './latency-split';
 import { ModelPicker } from './model-picker';
 import { PathComparison } from './path-comparison';
 import { ProbabilityBars } from './probability-bars';
+import { StreamedCaption } from './streamed-caption';
 import { VerdictView } from './verdict-view';
 
 /**
@@ -61,6 +62,8 @@ interface Shown {
   comparison?: Measured[];
   /** Set when the photo was reduced in the browser before upload. */
   reduced?: Prepared['reduced'];
+  /** The photo as uploaded this session (for its streamed caption); absent after a reload. */
+  file?: Blob;
 }
 
 interface Failure {
@@ -212,6 +215,7 @@ export function Classifier({
           previewUrl,
           ...(results.length > 1 ? { comparison: results } : {}),
           ...(prepared.reduced ? { reduced: prepared.reduced } : {}),
+          file,
         });
         setHistory((h) => {
           const next = [entry, ...h];
@@ -532,6 +536,7 @@ export function Classifier({
               ) : null}
               <div className="min-w-0 flex-1">
                 <VerdictView prediction={p} headingRef={resultHeading} describedBy={verdictId} />
+                {shown.file && <StreamedCaption key={p.requestId} file={shown.file} />}
                 <p className="mt-2 text-xs text-slate-600 break-words">
                   {shown.entry.fileName}
                   {shown.reduced &&

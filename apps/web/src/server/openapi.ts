@@ -164,6 +164,44 @@ export const OPERATIONS: readonly Operation[] = [
     ],
   },
   {
+    method: 'post',
+    path: '/api/caption',
+    operationId: 'caption',
+    tag: 'Classify',
+    summary: 'Stream a caption of a photo',
+    description: [
+      'A short description of the photo’s classification (“Likely Seafood, 84 %, or Rice, 9 %.”), streamed word by word as Server-Sent Events (`text/event-stream`) while the inference server’s decoupled caption model (`FOOD11_CAPTION_MODEL`, default `food_caption`) produces it: one `data: {"text": "<word>"}` event per word (each but the first with its leading space), then `data: {"done": true}`. An error after the first word is one `data: {"error": {"code", "message"}}` event that ends the stream; an error before it is the usual JSON error.',
+      '',
+      'The upload is checked as for `POST /api/predict` (multipart field `file`, `MAX_UPLOAD_BYTES`, an accepted image signature). **204** (no body) when the server has no caption model READY: the caption is optional and the prediction never depends on it. Closing the connection cancels the model’s request on the inference server.',
+    ].join('\n'),
+    parameters: [requestIdHeader],
+    requestBody: {
+      contentType: 'multipart/form-data',
+      schema: predictForm,
+      encoding: {
+        file: {
+          contentType: 'image/jpeg, image/png, image/webp, image/gif, image/tiff, image/avif, image/heif',
+        },
+      },
+    },
+    ok: {
+      status: 200,
+      description: 'The caption, streamed as Server-Sent Events.',
+      contentType: 'text/event-stream',
+      headers: { 'x-request-id': 'The generated request id.' },
+    },
+    errors: [
+      'MISSING_FILE',
+      'INVALID_REQUEST',
+      'EMPTY_FILE',
+      'FILE_TOO_LARGE',
+      'UNSUPPORTED_MEDIA_TYPE',
+      ...INFERENCE_ERRORS,
+      'INTERNAL_ERROR',
+    ],
+    curl: [`curl -N -F file=@dish.jpg ${o}/api/caption`],
+  },
+  {
     method: 'get',
     path: '/api/test',
     operationId: 'predictTestPhoto',
