@@ -27,7 +27,9 @@
  * (`mnist-model.ts`), where per-execution overhead rather than compute dominates, with the raw
  * onnxruntime floor at batch 1 and 16 and the same servers' core in-process without HTTP.
  * `npm run bench` runs all four, one after the other.
- * Env: BENCH_SUITE (`all` (default), `onnx`, `python`, `simple` or `mnist`; also `--suite=<name>`),
+ * A fifth (`sequence-suite.ts`, issue 28) the sequence batcher's Oldest strategy against Direct at 16
+ * concurrent sequences, the load generator in its own process.
+ * Env: BENCH_SUITE (`all` (default), `onnx`, `python`, `simple`, `mnist`, `sequence` or `cache` (`cache-suite.ts`: response cache hits against the plain path on `simple`); also `--suite=<name>`),
  * BENCH_SECONDS (measured seconds per slice, default 1.5), BENCH_WARMUP_SECONDS (default 0.5),
  * BENCH_ROUNDS (default 3). The defaults keep the suites together at about 9 minutes on 2 cores
  * (`simple`: ~30 s, `mnist`: ~2 min).
@@ -51,9 +53,11 @@ import {
   type ServerChild,
 } from './common.js';
 import { buildInferBody, runLoad, type LoadResult } from './load.js';
+import { runCacheSuite } from './cache-suite.js';
 import { runMnistSuite } from './mnist-suite.js';
 import { runPythonSuite } from './python-suite.js';
 import { RawOrt } from './raw-ort.js';
+import { runSequenceSuite } from './sequence-suite.js';
 import { runSimpleSuite } from './simple-suite.js';
 
 const modelPath = path.join(repoRoot, 'models_staging', 'food_classifier_onnx', '1', 'model.onnx');
@@ -67,7 +71,7 @@ const RAW_BATCHES = [1, 2, 4, 8, 16];
 const seconds = Number(process.env.BENCH_SECONDS ?? 1.5);
 const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 0.5);
 const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
-const SUITES = ['all', 'onnx', 'python', 'simple', 'mnist'] as const;
+const SUITES = ['all', 'onnx', 'python', 'simple', 'mnist', 'sequence', 'cache'] as const;
 const suiteArg = process.argv.find((a) => a.startsWith('--suite='))?.slice('--suite='.length);
 const suite = suiteArg ?? process.env.BENCH_SUITE ?? 'all';
 if (!(SUITES as readonly string[]).includes(suite)) {
@@ -370,6 +374,8 @@ if (suite === 'all' || suite === 'python') {
   await runPythonSuite({ seconds, warmupSeconds, rounds, concurrency: CONCURRENCY });
 }
 if (suite === 'all' || suite === 'simple') await runSimpleSuite({ seconds, warmupSeconds, rounds });
+if (suite === 'all' || suite === 'sequence') await runSequenceSuite({ seconds, warmupSeconds, rounds });
+if (suite === 'all' || suite === 'cache') await runCacheSuite({ seconds, warmupSeconds, rounds });
 if (suite === 'all' || suite === 'mnist') {
   await runMnistSuite({ seconds, warmupSeconds, rounds, concurrency: CONCURRENCY });
 }
