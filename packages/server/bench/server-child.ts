@@ -22,6 +22,10 @@ const running = await startServer({
   exitOnError: true,
   log: { log_info: false, log_warning: false },
   logSink: (line) => process.stderr.write(`${line}\n`),
+  // For bench/cache-suite.ts: a response cache (`--cache-config local,size=$BENCH_CACHE_SIZE`).
+  ...(process.env.BENCH_CACHE_SIZE !== undefined
+    ? { responseCache: { name: 'local', settings: { size: process.env.BENCH_CACHE_SIZE } } }
+    : {}),
   // For bench/profile.ts --trace: every request traced (Triton's TIMESTAMPS level) into this file.
   ...(process.env.BENCH_TRACE_FILE !== undefined
     ? { trace: { trace_file: process.env.BENCH_TRACE_FILE, trace_level: ['TIMESTAMPS'], trace_rate: '1' } }
