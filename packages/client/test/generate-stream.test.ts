@@ -5,10 +5,12 @@
  * in-band error after it, and a stream stopped by the caller (break, abort, timeout) reaching the
  * model's `is_cancelled()`. Retry policy against scripted 503s (the fault server, as for `infer`).
  */
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TritonClient } from '../src/client.js';
 import {
@@ -303,6 +305,22 @@ describe('client.generate against the embedded server', () => {
     } finally {
       await grpc.close();
     }
+  });
+});
+
+describe('the README example', () => {
+  it('examples/decoupled-both.ts consumes the same decoupled model over HTTP and gRPC alike', async () => {
+    const example = fileURLToPath(new URL('../examples/decoupled-both.ts', import.meta.url));
+    const out = await new Promise<string>((resolve, reject) => {
+      execFile(
+        process.execPath,
+        ['--import', 'tsx', example, server.url, server.grpcUrl, 'py_decoupled'],
+        { cwd: fileURLToPath(new URL('..', import.meta.url)), timeout: 30_000 },
+        (error, stdout, stderr) =>
+          error === null ? resolve(stdout) : reject(new Error(`${error.message}\n${stderr}`)),
+      );
+    });
+    expect(out.trim().split('\n')).toEqual(['http 0 1 2', 'grpc 0 1 2']);
   });
 });
 
