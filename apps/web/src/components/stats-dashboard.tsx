@@ -121,6 +121,13 @@ export function StatsDashboard() {
               'Avg batch size',
               (latest.executionCount ? latest.inferenceCount / latest.executionCount : 0).toFixed(2),
             ],
+            // Only when the model uses the server's response cache (Triton's cache_hit / cache_miss).
+            ...(latest.cacheHit.count + latest.cacheMiss.count > 0
+              ? [
+                  ['Cache hits', latest.cacheHit.count.toLocaleString('en')],
+                  ['Cache misses', latest.cacheMiss.count.toLocaleString('en')],
+                ]
+              : []),
           ].map(([k, v]) => (
             <div key={k} className="rounded-lg border border-stone-200 bg-white p-3">
               <dt className="text-xs text-slate-700">{k}</dt>

@@ -133,6 +133,10 @@ export interface ModelStats {
   computeInput: DurationStat;
   computeInfer: DurationStat;
   computeOutput: DurationStat;
+  /** Requests answered from the server's response cache (zero unless the model enables it). */
+  cacheHit: DurationStat;
+  /** Requests the response cache did not have (lookup and insertion time). */
+  cacheMiss: DurationStat;
   batches: { batchSize: number; count: number; computeInferMs: number }[];
   at: string;
 }

@@ -357,6 +357,9 @@ export const modelStats = z
     computeInput: durationStat,
     computeInfer: durationStat,
     computeOutput: durationStat,
+    // Triton's response cache (zero unless the model has `response_cache { enable: true }`).
+    cacheHit: durationStat,
+    cacheMiss: durationStat,
     batches: z.array(
       z.object({
         batchSize: z.number().int().min(0),

@@ -47,6 +47,8 @@ export function normalizeModelStats(raw: InferenceStatistics): ModelStats | unde
     computeInput: dur(inf.compute_input),
     computeInfer: dur(inf.compute_infer),
     computeOutput: dur(inf.compute_output),
+    cacheHit: dur(inf.cache_hit),
+    cacheMiss: dur(inf.cache_miss),
     batches,
     at: new Date().toISOString(),
   };
