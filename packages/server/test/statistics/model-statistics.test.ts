@@ -53,7 +53,31 @@ describe('ModelStatistics', () => {
       computeInput: 0n,
       computeInfer: 0n,
       computeOutput: 0n,
+      cacheHit: 0n,
+      cacheMiss: 0n,
     });
+  });
+
+  it('records response cache hits and misses as Triton: a hit is a success with no compute, a miss adds to success time', () => {
+    const s = new ModelStatistics('m', '1');
+    s.recordSuccess({ batchSize: 2, requestNs: 10_000n, queueNs: 1_000n, timings });
+    s.recordCacheMiss(2_500n);
+    s.recordCacheHit({ requestNs: 4_000n, queueNs: 500n, lookupNs: 1_500n });
+    const snap = s.snapshot();
+    expect(snap.inference_stats.cache_hit).toEqual({ count: 1n, ns: 1_500n });
+    expect(snap.inference_stats.cache_miss).toEqual({ count: 1n, ns: 2_500n });
+    expect(snap.inference_stats.success).toEqual({ count: 2n, ns: 16_500n });
+    expect(snap.inference_stats.queue).toEqual({ count: 2n, ns: 1_500n });
+    expect(snap.inference_stats.compute_infer.count).toBe(1n);
+    expect([snap.inference_count, snap.execution_count]).toEqual([2n, 0n]);
+    expect([snap.durationsUs.cacheHit, snap.durationsUs.cacheMiss, snap.durationsUs.request]).toEqual([
+      1n,
+      2n,
+      16n,
+    ]);
+    expect(snap.responseCache).toBe(false);
+    s.enableResponseCache();
+    expect(s.snapshot().responseCache).toBe(true);
   });
 
   it('keeps batch_stats sorted by batch size and the pending gauge at or above zero', () => {
