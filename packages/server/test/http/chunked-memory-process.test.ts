@@ -1,7 +1,7 @@
 /**
  * Issue 26: chunked request bodies over Triton's chunk limit hold no memory. Triton's own check
  * (qa/L0_http, `test_chunked_over_max_chunks_reject_with_bounded_rss_growth`): after a warm-up
- * request and a stable RSS, 100 requests that each try to send 1,000,000 one-byte chunks (far over
+ * (Triton: one request; here a round of 100, see below) and a stable RSS, 100 requests that each try to send 1,000,000 one-byte chunks (far over
  * the 65,536 limit) are refused with its message, and the server's RSS grows by less than 1 MiB.
  * Measured on a server in its own process (`test/helpers/memory-server.ts`), RSS read from /proc;
  * a normal request is answered while the attack runs.
@@ -119,9 +119,15 @@ const TOO_MANY =
 
 describe('chunked bodies over the chunk limit', () => {
   it('100 refused requests of 1,000,000 chunks leave RSS within 1 MiB (Triton’s bound)', async () => {
-    const warm = await chunkedInfer(1_000_000);
-    expect(warm.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request');
-    expect(warm).toContain(TOO_MANY);
+    // Warm-up: Triton's test sends one request; here a round of the same size as the measured one,
+    // because Node 24's V8 and allocator settle their heap sizes over the first few dozen refusals
+    // (RSS steps up by up to ~6 MiB once, then stays flat: measured over 400 requests). A leak grows
+    // with every round, so it still shows in the measured round after this one.
+    for (let i = 0; i < 100; i++) {
+      const warm = await chunkedInfer(1_000_000);
+      expect(warm.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request');
+      expect(warm).toContain(TOO_MANY);
+    }
     await stats(); // a full GC, then a stable reading
     const before = await stableRss();
     const start = Date.now();
