@@ -1,4 +1,5 @@
 import { expect, test } from '@playwright/test';
+import { ServerSentEventReader } from '@tritonserver-ts/protocol/sse';
 import { photoPath, readPhoto, shot } from './fixtures';
 
 // The streamed caption under the result, on the real stack: the embedded server has
@@ -61,11 +62,9 @@ test('POST /api/caption streams Server-Sent Events from the page origin, and ref
   }, readPhoto('A012').toString('base64'));
   expect(result.status).toBe(200);
   expect(result.type).toBe('text/event-stream; charset=utf-8');
-  const events = result.chunks
-    .join('')
-    .split('\n\n')
-    .filter((e) => e !== '')
-    .map((e) => JSON.parse(e.replace(/^data: /, '')) as { text?: string; done?: boolean });
+  const events = new ServerSentEventReader()
+    .push(result.chunks.join(''))
+    .map((e) => JSON.parse(e.data) as { text?: string; done?: boolean });
   expect(events.at(-1)).toEqual({ done: true });
   expect(
     events

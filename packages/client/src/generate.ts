@@ -7,13 +7,13 @@
 import type { GenerateCall } from './api-types.js';
 import { TritonServerError, invalidArgument, protocolFailure, type TransportKind } from './errors.js';
 import type { CallOptions } from './options.js';
-import { readServerSentEvents } from './sse.js';
 import {
   decodeGenerateEvent,
   encodeGenerateRequest,
   type GenerateRequestValue,
   type GenerateResponse,
 } from '@tritonserver-ts/protocol/http';
+import { readServerSentEvents } from '@tritonserver-ts/protocol/sse';
 
 export type { GenerateRequestValue, GenerateResponse } from '@tritonserver-ts/protocol/http';
 

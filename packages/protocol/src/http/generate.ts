@@ -19,7 +19,8 @@
  * element is written as a scalar, any other as a flat array; BYTES are strings.
  *
  * Streaming: each response is one Server-Sent Event, `data: <json>\n\n`; an error is
- * `{"error":"<message>"}` (in-band, in the same framing, once the stream has started).
+ * `{"error":"<message>"}` (in-band, in the same framing, once the stream has started). The events
+ * are read back by `sse.ts` (`readServerSentEvents`).
  *
  * The functions here are pure (no I/O): the server decodes requests and encodes response events,
  * the client encodes requests and decodes response events.
@@ -401,61 +402,4 @@ export function decodeGenerateEvent(json: string): GenerateEvent {
     values: typeof id === 'string' || id === undefined ? values : { ...values, id },
   };
   return { kind: 'response', response };
-}
-
-/**
- * Splits a Server-Sent Events stream into its events' data (the WHATWG event-stream format: lines
- * ended by LF, CRLF or CR; `data:` fields, one optional space after the colon, joined by LF;
- * comments and other fields ignored; an event is dispatched at a blank line, one without data is
- * skipped). Feed decoded text in any chunking.
- */
-export class ServerSentEventParser {
-  #buffer = '';
-  #data: string[] = [];
-  #pendingCr = false;
-
-  /** Adds `text` and returns the data of every event it completed. */
-  push(text: string): string[] {
-    let input = text;
-    // A CR ending the previous chunk already ended its line: a LF right after it belongs to it.
-    if (this.#pendingCr && input.startsWith('\n')) input = input.slice(1);
-    this.#pendingCr = false;
-    this.#buffer += input;
-    const events: string[] = [];
-    let start = 0;
-    for (let i = 0; i < this.#buffer.length; i++) {
-      const c = this.#buffer.charCodeAt(i);
-      if (c !== 0x0a && c !== 0x0d) continue;
-      this.#line(this.#buffer.slice(start, i), events);
-      if (c === 0x0d) {
-        if (i + 1 === this.#buffer.length) this.#pendingCr = true;
-        else if (this.#buffer.charCodeAt(i + 1) === 0x0a) i++;
-      }
-      start = i + 1;
-    }
-    this.#buffer = this.#buffer.slice(start);
-    return events;
-  }
-
-  /** Ends the stream: an event not closed by a blank line is dropped (as the format says). */
-  end(): void {
-    this.#buffer = '';
-    this.#data = [];
-    this.#pendingCr = false;
-  }
-
-  #line(line: string, events: string[]): void {
-    if (line === '') {
-      if (this.#data.length > 0) events.push(this.#data.join('\n'));
-      this.#data = [];
-      return;
-    }
-    if (line.startsWith(':')) return;
-    const colon = line.indexOf(':');
-    const field = colon < 0 ? line : line.slice(0, colon);
-    if (field !== 'data') return;
-    let value = colon < 0 ? '' : line.slice(colon + 1);
-    if (value.startsWith(' ')) value = value.slice(1);
-    this.#data.push(value);
-  }
 }

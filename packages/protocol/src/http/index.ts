@@ -4,7 +4,8 @@
  * client, decode for a server), the JSON shapes with the protocol's field names, the HTTP-only
  * request hints (`binary_data_output`, per-output `binary_data`, raw binary requests), and Triton's
  * JSON conventions (lossless 64-bit numbers, which int64 config fields print as numbers), and the
- * generate extension's JSON mapping and Server-Sent Events framing (`generate.ts`).
+ * generate extension's JSON mapping and Server-Sent Events framing (`generate.ts`) and the event-stream
+ * reader (`sse.ts`, also its own dependency-free entry `@tritonserver-ts/protocol/sse`).
  * @packageDocumentation
  */
 export * from './wire.js';
@@ -21,3 +22,4 @@ export {
 } from './hints.js';
 export * from './config-int64.js';
 export * from './generate.js';
+export * from './sse.js';

@@ -1,14 +1,13 @@
 /**
  * The generate extension's JSON mapping (`src/http/generate.ts`) in both directions, as Triton's
  * `ConvertGenerateRequest` / `ExactMappingInput` / `ExactMappingOutput` map it, and the SSE framing
- * and parsing of `generate_stream`.
+ * of `generate_stream` (its reading: sse.test.ts).
  */
 import { describe, expect, it } from 'vitest';
 
 import { BytesList } from '../../src/bytes-list.js';
 import { ProtocolError } from '../../src/errors.js';
 import {
-  ServerSentEventParser,
   decodeGenerateEvent,
   decodeGenerateRequest,
   encodeGenerateError,
@@ -186,7 +185,7 @@ describe('encodeGenerateResponse', () => {
   });
 });
 
-describe('client side: encodeGenerateRequest, decodeGenerateEvent, ServerSentEventParser', () => {
+describe('client side: encodeGenerateRequest, decodeGenerateEvent', () => {
   it('round-trips a request through the server-side decoder', () => {
     const body = encodeGenerateRequest(
       { text_input: 'hi', ids: BigInt64Array.of(1n, 2n), batched: Float32Array.of(1, 2) },
@@ -209,18 +208,5 @@ describe('client side: encodeGenerateRequest, decodeGenerateEvent, ServerSentEve
     expect(decodeGenerateEvent('{"error":"boom"}')).toEqual({ kind: 'error', message: 'boom' });
     expect(() => decodeGenerateEvent('[1]')).toThrow(ProtocolError);
     expect(() => decodeGenerateEvent('{"x":1}')).toThrow(/model_name/);
-  });
-
-  it('splits an event stream in any chunking (LF, CRLF, CR; comments; multi-line data)', () => {
-    const stream = 'data: {"a":1}\n\n: comment\r\ndata:{"b":2}\r\n\r\ndata: x\ndata: y\r\rdata: tail';
-    const whole = new ServerSentEventParser().push(stream);
-    expect(whole).toEqual(['{"a":1}', '{"b":2}', 'x\ny']);
-    for (let size = 1; size <= 7; size++) {
-      const p = new ServerSentEventParser();
-      const got: string[] = [];
-      for (let i = 0; i < stream.length; i += size) got.push(...p.push(stream.slice(i, i + size)));
-      p.end();
-      expect(got).toEqual(whole);
-    }
   });
 });

@@ -11,6 +11,8 @@ import { connect } from 'node:net';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { ServerSentEventReader } from '@tritonserver-ts/protocol/http';
+
 import {
   addSubPythonModel,
   decoupledPythonModel,
@@ -132,7 +134,10 @@ describe('generate_stream: framing', () => {
       '/v2/models/py_word_stream/generate_stream',
       '{"text_input":"one two three four","delay":0.15}',
     );
-    expect(a.body.split('\n\n').filter((e) => e !== '')).toHaveLength(4);
+    const words = new ServerSentEventReader()
+      .push(a.body)
+      .map((e) => (JSON.parse(e.data) as { text_output: string }).text_output);
+    expect(words).toEqual(['one', 'two', 'three', 'four']);
     // Paced 150 ms apart, the events cannot all arrive in one read.
     expect(a.pieces.length).toBeGreaterThanOrEqual(3);
   });
