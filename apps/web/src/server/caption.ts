@@ -2,6 +2,7 @@ import 'server-only';
 import { checkImageSignature } from '@gourmetgram/image-preprocess';
 import type { TritonClient } from '@tritonserver-ts/client';
 import type { GrpcTransport } from '@tritonserver-ts/client/grpc';
+import { frameServerSentEvent } from '@tritonserver-ts/protocol/http';
 import { env } from '../env';
 import { errorResponse, toGatewayError } from './errors';
 import { logLine, requestIdsOf } from './request';
@@ -52,7 +53,8 @@ async function captionReady(client: TritonClient, model: string, signal: AbortSi
 }
 
 const encoder = new TextEncoder();
-const event = (value: unknown): Uint8Array => encoder.encode(`data: ${JSON.stringify(value)}\n\n`);
+/** One event of the caption stream, framed as the inference server frames generate_stream's. */
+const event = (value: unknown): Uint8Array => encoder.encode(frameServerSentEvent(JSON.stringify(value)));
 
 /**
  * `POST /api/caption`: the streamed caption of an uploaded photo as Server-Sent Events, one

@@ -67,6 +67,17 @@ export interface Operation {
   curl: string[];
 }
 
+/** The photo upload of the routes that take one (`/api/predict`, `/api/caption`): multipart field `file`. */
+const photoUpload: NonNullable<Operation['requestBody']> = {
+  contentType: 'multipart/form-data',
+  schema: predictForm,
+  encoding: {
+    file: {
+      contentType: 'image/jpeg, image/png, image/webp, image/gif, image/tiff, image/avif, image/heif',
+    },
+  },
+};
+
 /** Failures of the inference server, shared by every route that calls it. */
 const INFERENCE_ERRORS = [
   'CLIENT_CLOSED_REQUEST',
@@ -128,15 +139,7 @@ export const OPERATIONS: readonly Operation[] = [
       'The optional `model` field picks the model (beyond the seed): `food_classifier_onnx` runs the tensor path (the gateway preprocesses, the server runs the ONNX model), `food_classifier` the Python-backend path (the upload goes to the model as base64 text, the original GourmetGram contract; its `model.py` preprocesses and calls the ONNX model by BLS, and answers every class and the out-of-distribution score), `food_classifier_ensemble` the ensemble path (the upload’s raw bytes; the server preprocesses and runs the ONNX model in one call). All three answer the same fields; `model.path` and `timings` tell them apart.',
     ].join('\n'),
     parameters: [requestIdHeader],
-    requestBody: {
-      contentType: 'multipart/form-data',
-      schema: predictForm,
-      encoding: {
-        file: {
-          contentType: 'image/jpeg, image/png, image/webp, image/gif, image/tiff, image/avif, image/heif',
-        },
-      },
-    },
+    requestBody: photoUpload,
     ok: {
       status: 200,
       description: 'The classification.',
@@ -175,15 +178,7 @@ export const OPERATIONS: readonly Operation[] = [
       'The upload is checked as for `POST /api/predict` (multipart field `file`, `MAX_UPLOAD_BYTES`, an accepted image signature). **204** (no body) when the server has no caption model READY: the caption is optional and the prediction never depends on it. Closing the connection cancels the model’s request on the inference server.',
     ].join('\n'),
     parameters: [requestIdHeader],
-    requestBody: {
-      contentType: 'multipart/form-data',
-      schema: predictForm,
-      encoding: {
-        file: {
-          contentType: 'image/jpeg, image/png, image/webp, image/gif, image/tiff, image/avif, image/heif',
-        },
-      },
-    },
+    requestBody: photoUpload,
     ok: {
       status: 200,
       description: 'The caption, streamed as Server-Sent Events.',
