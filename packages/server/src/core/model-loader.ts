@@ -18,6 +18,7 @@ import { ignoredFeatures } from '../repository/ignored-features.js';
 import type { CreateInstancesOptions } from '../runtime/backends.js';
 import { BackendError } from '../runtime/errors.js';
 import type { ModelInstance } from '../runtime/types.js';
+import { loadImplicitStates } from '../scheduler/implicit-state.js';
 import type { SchedulerFactory } from '../scheduler/types.js';
 import { FIRST_RESPONSE_HISTOGRAM } from '../statistics/metrics-config.js';
 import type { ModelStatistics } from '../statistics/model-statistics.js';
@@ -301,6 +302,11 @@ export class ModelLoader {
       // `model_warmup` runs on every new instance before the version is READY; a failure fails the load.
       if (definition.config.model_warmup.length > 0)
         await this.#opts.services.warmup?.(definition, instances);
+      // A sequence model's implicit states: validated (Triton's messages) and their initial data read.
+      const implicitStates =
+        (definition.config.sequence_batching?.state.length ?? 0) > 0
+          ? await loadImplicitStates(definition.config, definition.directory)
+          : undefined;
       const scheduler = this.#opts.services.createScheduler({
         modelName: definition.name,
         modelVersion: String(version),
@@ -313,6 +319,7 @@ export class ModelLoader {
           ? { statistics: this.#versionStatistics(this.#opts.statistics, definition, version) }
           : {}),
         modelConfig: (model: string, v: string) => this.#servingConfig(model, v),
+        ...(implicitStates === undefined ? {} : { implicitStates }),
       });
       return { version, state: 'READY', reason: '', definition, scheduler, instances };
     } catch (error) {

@@ -54,7 +54,11 @@ export const createScheduler: SchedulerFactory &
     ...(limited === undefined ? {} : { rateLimiter: limited }),
   };
   if (config.sequence_batching !== undefined) {
-    return createSequenceBatcher({ ...common, config }) as unknown as SchedulingEngine;
+    return createSequenceBatcher({
+      ...common,
+      config,
+      ...(options.implicitStates === undefined ? {} : { implicitStates: options.implicitStates }),
+    }) as unknown as SchedulingEngine;
   }
   if (config.dynamic_batching !== undefined && config.max_batch_size > 0) {
     return createDynamicBatcher({ ...common, dynamicBatching: config.dynamic_batching });

@@ -126,13 +126,13 @@ class DirectSlotQueue implements SchedulingQueue {
     let representative: QueuedRequest | undefined;
     for (let s = 0; s <= maxSlot && representative === undefined; s++) representative = queues[s]?.[0];
     const rep = representative as QueuedRequest;
-    const entries: QueuedRequest[] = [];
+    const entries: (QueuedRequest | undefined)[] = [];
     for (let s = 0; s <= maxSlot; s++) {
       const queue = queues[s] as QueuedRequest[];
       const slot = this.#slots[s] as SequenceSlot;
       const front = queue[0];
       if (front === undefined || front.batchKey !== rep.batchKey) {
-        entries.push(this.#padding(rep, now));
+        entries.push(undefined);
         continue;
       }
       queue.shift();
@@ -145,7 +145,9 @@ class DirectSlotQueue implements SchedulingQueue {
         this.#options.hooks.release(slot);
       }
     }
-    return { kind: 'batch', entries, expired: [] };
+    // Padding rows last: shaped like `rep` once prepared (its implicit state inputs included).
+    const batch = entries.map((e) => e ?? this.#padding(rep, now));
+    return { kind: 'batch', entries: batch, expired: [] };
   }
 
   /** A padding row shaped like `rep`: zero inputs, controls of a not-ready slot. */
@@ -209,6 +211,7 @@ export class DirectSequenceStrategy implements SequenceStrategy {
           batching: options.batching,
           preserveOrdering: false,
           clock: options.clock,
+          onOutputs: (request, outputs) => options.hooks.executed(request, outputs),
           ...(options.batchLayout === undefined ? {} : { batchLayout: options.batchLayout }),
         }),
     );

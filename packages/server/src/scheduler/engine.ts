@@ -38,6 +38,12 @@ export interface SchedulingEngineOptions {
    * the limiter once drained.
    */
   readonly rateLimiter?: RateLimitedModel;
+  /**
+   * Sees each request's outputs (the model's, before the client's selection) just before the
+   * request resolves, and before its instance takes another batch: the sequence batcher keeps the
+   * implicit state outputs there.
+   */
+  readonly onOutputs?: (request: SchedulerRequest, outputs: ReadonlyMap<string, PackedTensor>) => void;
 }
 
 type Settle = () => void;
@@ -92,6 +98,7 @@ export class SchedulingEngine implements Scheduler {
   private delivered = 0;
   private readonly held = new Map<number, Finished | undefined>();
   private readonly limiter: RateLimitedModel | undefined;
+  private readonly onOutputs: SchedulingEngineOptions['onOutputs'];
   /** Instances asked of the rate limiter and not granted yet. */
   private asked = 0;
   /** A grant found nothing to run yet (batcher delay): ask no more until the next dispatch. */
@@ -110,6 +117,7 @@ export class SchedulingEngine implements Scheduler {
     this.layout = options.batchLayout;
     this.clock = options.clock ?? (() => process.hrtime.bigint());
     this.limiter = options.rateLimiter;
+    this.onOutputs = options.onOutputs;
     if (this.limiter !== undefined) this.limiter.onGrant = (instance) => this.granted(instance);
   }
 
@@ -477,7 +485,9 @@ export class SchedulingEngine implements Scheduler {
         queueNs: start - e.enqueuedAt > 0n ? start - e.enqueuedAt : 0n,
         timings,
       });
-      e.resolve({ outputs: parts[i] as ReadonlyMap<string, PackedTensor> });
+      const outputs = parts[i] as ReadonlyMap<string, PackedTensor>;
+      this.onOutputs?.(e.request, outputs);
+      e.resolve({ outputs });
     }
     for (let i = 0; i < settled; i++) this.finishOne();
   }
@@ -521,6 +531,7 @@ export class SchedulingEngine implements Scheduler {
             queueNs: start - entry.enqueuedAt > 0n ? start - entry.enqueuedAt : 0n,
             timings: t,
           });
+          this.onOutputs?.(entry.request, outputs);
           entry.resolve(parameters === undefined ? { outputs } : { outputs, parameters });
         }
         this.finishOne();

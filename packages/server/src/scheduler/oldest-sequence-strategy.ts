@@ -73,6 +73,7 @@ export class OldestSequenceStrategy implements SequenceStrategy {
           batching: options.batching,
           preserveOrdering: o.preserve_ordering,
           clock: options.clock,
+          onOutputs: (request, outputs) => options.hooks.executed(request, outputs),
           ...(options.batchLayout === undefined ? {} : { batchLayout: options.batchLayout }),
         }),
     );

@@ -17,10 +17,16 @@
  * a warning). A backlogged sequence whose request `timeout` passes fails with `timeout of the
  * corresponding sequence has been expired` (UNAVAILABLE).
  *
- * Implicit state (`sequence_batching.state`) is not implemented; it would keep its tensors in
- * {@link SequenceSlot.state} (cleared at START) and add them in {@link SequenceBatcher} `prepare`.
+ * Implicit state (`sequence_batching.state`, see `implicit-state.ts`): when a request is issued its
+ * slot's state (or the state's start value after START) is added as the state input; the state
+ * outputs of its execution become the slot's state before the instance runs anything else, so they
+ * feed the sequence's next request, batched across slots like any input. A request that produces no
+ * state output leaves the state as it was (Triton's "no update"); the END request's are dropped.
+ * `iterative_sequence` is refused (UNSUPPORTED).
  * @packageDocumentation
  */
+import type { PackedTensor } from '@tritonserver-ts/protocol';
+
 import { echo } from '../common/echo.js';
 import { ServerError, invalidArg } from '../common/errors.js';
 import type { ModelConfig } from '../repository/model-config.js';
@@ -33,6 +39,7 @@ import type { ModelInstance } from '../runtime/types.js';
 import { ModelStatistics } from '../statistics/model-statistics.js';
 import { DirectSequenceStrategy, PADDING_SLOT } from './direct-sequence-queue.js';
 import { SchedulerRejection, failureReasonOf } from './errors.js';
+import type { ImplicitState } from './implicit-state.js';
 import { OldestSequenceStrategy } from './oldest-sequence-strategy.js';
 import type { BatchLayout } from './ragged.js';
 import {
@@ -66,6 +73,18 @@ export interface SequenceBatcherOptions {
   readonly batchLayout?: BatchLayout;
   /** Monotonic ns clock (tests). */
   readonly clock?: () => bigint;
+  /**
+   * The model's implicit states, validated and with their start values (`loadImplicitStates`);
+   * required when the config has `sequence_batching.state`.
+   */
+  readonly implicitStates?: readonly ImplicitState[];
+}
+
+/** Which slot and sequence an issued request with implicit state belongs to. */
+interface StateOwner {
+  readonly slot: SequenceSlot;
+  readonly key: string | undefined;
+  readonly end: boolean;
 }
 
 /** Sequences waiting for a slot, in arrival order of their first request. */
@@ -107,6 +126,9 @@ export class SequenceBatcher implements Scheduler {
   #reaperAt: bigint | undefined;
   #backlogged = 0;
   #draining = false;
+  readonly #states: readonly ImplicitState[];
+  /** Issued requests of a model with implicit state, until their outputs come back. */
+  readonly #stateOwners = new WeakMap<object, StateOwner>();
 
   constructor(options: SequenceBatcherOptions) {
     const { config } = options;
@@ -116,12 +138,16 @@ export class SequenceBatcher implements Scheduler {
       throw new ServerError('INTERNAL', 'a scheduler needs at least one model instance');
     }
     this.#model = config.name === '' ? options.modelName : config.name;
-    if (sb.state.length > 0 || sb.iterative_sequence) {
+    if (sb.iterative_sequence) {
       throw new ServerError(
         'UNSUPPORTED',
-        `model '${this.#model}': ${sb.state.length > 0 ? 'implicit state (sequence_batching.state)' : 'sequence_batching.iterative_sequence'} is not supported`,
+        `model '${this.#model}': sequence_batching.iterative_sequence is not supported`,
       );
     }
+    if (sb.state.length > 0 && options.implicitStates === undefined) {
+      throw new ServerError('INTERNAL', `model '${this.#model}': its implicit states were not loaded`);
+    }
+    this.#states = options.implicitStates ?? [];
     this.#stats = options.statistics ?? new ModelStatistics(options.modelName, options.modelVersion);
     this.#clock = options.clock ?? (() => process.hrtime.bigint());
     const batching = config.max_batch_size > 0;
@@ -144,6 +170,7 @@ export class SequenceBatcher implements Scheduler {
       for (const s of slots) this.#ready.push(s[index] as SequenceSlot);
     const hooks: SequenceBatcherHooks = {
       prepare: (slot, item) => this.#prepare(slot, item),
+      executed: (request, outputs) => this.#executed(request, outputs),
       release: (slot) => this.#release(slot),
       cancelled: (slot, key) => this.#cancelled(slot, key),
     };
@@ -330,12 +357,40 @@ export class SequenceBatcher implements Scheduler {
 
   /** Control tensors of a request (or of a padding row) about to run in `slot`. */
   #prepare(slot: SequenceSlot, item: SequenceRequest): void {
+    const inputs = item.request.inputs;
     if (slot === PADDING_SLOT) {
-      this.#controls.addTo(item.request.inputs, 0, undefined);
+      this.#controls.addTo(inputs, 0, undefined);
+      // A padding row copied its representative's state inputs (zeroed); otherwise the start value.
+      for (const s of this.#states) if (!inputs.has(s.inputName)) inputs.set(s.inputName, s.start);
       return;
     }
     if ((item.flags & SEQUENCE_START_FLAG) !== 0) slot.state = undefined;
-    this.#controls.addTo(item.request.inputs, item.flags, item.id);
+    this.#controls.addTo(inputs, item.flags, item.id);
+    if (this.#states.length === 0) return;
+    for (const s of this.#states) inputs.set(s.inputName, slot.state?.get(s.inputName) ?? s.start);
+    this.#stateOwners.set(item.request, {
+      slot,
+      key: slot.key,
+      end: (item.flags & SEQUENCE_END_FLAG) !== 0,
+    });
+  }
+
+  /** Keeps the state outputs of an executed request as its slot's state (see the module doc). */
+  #executed(request: object, outputs: ReadonlyMap<string, PackedTensor>): void {
+    const owner = this.#stateOwners.get(request);
+    if (owner === undefined) return;
+    this.#stateOwners.delete(request);
+    const { slot } = owner;
+    // The sequence ended, or the slot was released (timeout, cancellation) and maybe taken again.
+    if (owner.end || slot.key === undefined || slot.key !== owner.key) return;
+    let next: Map<string, PackedTensor> | undefined;
+    for (const s of this.#states) {
+      const tensor = outputs.get(s.outputName);
+      if (tensor === undefined) continue;
+      next ??= new Map(slot.state);
+      next.set(s.inputName, tensor.name === s.inputName ? tensor : { ...tensor, name: s.inputName });
+    }
+    if (next !== undefined) slot.state = next;
   }
 
   /** Frees `slot`, or hands it to the oldest backlogged sequence (Triton's `ReleaseSequenceSlot`). */

@@ -23,8 +23,8 @@ export interface SequenceSlot {
   /** The reaper ended the sequence: the slot is released once nothing of it is queued any more. */
   releasePending: boolean;
   /**
-   * Per-slot storage for the implicit state of the sequence in the slot
-   * (`sequence_batching.state`, not implemented yet): cleared when a sequence starts in the slot.
+   * The implicit state of the sequence in the slot (`sequence_batching.state`), by state input
+   * name: the last state outputs its requests produced; cleared when a sequence starts in the slot.
    */
   state: Map<string, PackedTensor> | undefined;
 }
@@ -57,8 +57,14 @@ export interface SequenceStrategy {
 
 /** What a strategy asks of the sequence batcher. */
 export interface SequenceBatcherHooks {
-  /** Adds the control tensors (and, later, state) of `item` in `slot` to its inputs. */
+  /** Adds the control tensors and implicit state inputs of `item` in `slot` to its inputs. */
   prepare(slot: SequenceSlot, item: SequenceRequest): void;
+  /**
+   * A prepared request executed: its outputs (state outputs included). Called before the request
+   * settles and before its instance takes its next batch, so the sequence's next request reads
+   * the state this one produced.
+   */
+  executed(request: SchedulerRequest, outputs: ReadonlyMap<string, PackedTensor>): void;
   /** The sequence of `slot` is over (END issued, timeout, cancellation): free or refill the slot. */
   release(slot: SequenceSlot): void;
   /** A request of `slot`'s sequence was cancelled: cancel the rest of that sequence. */

@@ -25,6 +25,7 @@ import type { ModelConfig } from '../repository/model-config.js';
 import type { BatchInputSupport } from '../runtime/registry.js';
 import type { ModelInstance } from '../runtime/types.js';
 import type { ModelStatistics } from '../statistics/model-statistics.js';
+import type { ImplicitState } from './implicit-state.js';
 import type { RateLimiter } from './rate-limiter.js';
 
 /** One inference request as the scheduler sees it. */
@@ -134,4 +135,9 @@ export type SchedulerFactory = (options: {
    * cannot cover an instance) and run a batch only on an instance the limiter grants.
    */
   readonly rateLimiter?: RateLimiter;
+  /**
+   * A sequence model's implicit states (`sequence_batching.state`), validated and with their start
+   * values read (`loadImplicitStates` in `implicit-state.ts`, which the core awaits at load).
+   */
+  readonly implicitStates?: readonly ImplicitState[];
 }) => Scheduler;

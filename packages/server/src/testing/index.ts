@@ -493,5 +493,6 @@ export async function writeTestModelRepository(
 
 export * from './python-models.js';
 export * from './sequence-models.js';
+export * from './implicit-state-models.js';
 export * from './rate-limiter-models.js';
 export * from './python-metrics-models.js';

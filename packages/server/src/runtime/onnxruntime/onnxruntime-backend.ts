@@ -242,17 +242,51 @@ function validateSignature(session: ort.InferenceSession, config: ModelConfig): 
       );
     }
   }
+  // Implicit state: each state's input is a model input the batcher fills (counted as Triton's
+  // backend counts it); its output must be a model output of the state's data type.
+  const states = config.sequence_batching?.state ?? [];
+  for (const state of states) {
+    // Triton's backend finds a state input the model lacks only when it runs; here the load fails.
+    if (!session.inputMetadata.some((m) => m.name === state.input_name)) {
+      throw new BackendError(
+        'INSTANCE_CREATION_FAILED',
+        `unexpected inference input '${state.input_name}', allowed inputs are: ${session.inputMetadata.map((m) => m.name).join(', ')}`,
+      );
+    }
+    const meta = session.outputMetadata.find((m) => m.name === state.output_name);
+    if (meta === undefined) {
+      throw new BackendError(
+        'INSTANCE_CREATION_FAILED',
+        `unexpected inference output '${state.output_name}', allowed outputs are: ${session.outputMetadata.map((m) => m.name).join(', ')}`,
+      );
+    }
+    const ortType = meta.isTensor ? ortTypeName(meta.type) : 'INVALID';
+    const modelType = ortType === 'BYTES' ? 'STRING' : ortType;
+    if (`TYPE_${modelType}` !== state.data_type) {
+      throw new BackendError(
+        'INSTANCE_CREATION_FAILED',
+        `unable to load model '${config.name}', configuration expects datatype ${state.data_type} for output state '${state.output_name}', model provides TYPE_${modelType}`,
+      );
+    }
+  }
   const configured = new Set([
     ...config.input.map((i) => i.name),
     ...config.batch_input.flatMap((b) => b.target_name),
     ...controls.keys(),
+    ...states.map((s) => s.input_name),
   ]);
   const missing = session.inputMetadata.filter((m) => !configured.has(m.name));
-  // Triton's count: the non-optional inputs plus one per batch input and control input; with batch
-  // inputs it must be exact (a batch input named like a configured input is one input short).
+  // Triton's count: the non-optional inputs plus one per batch input, control input and state;
+  // with batch inputs or states it must be exact (a state input the model lacks is one short).
   const expected =
-    config.input.filter((i) => !i.optional).length + config.batch_input.length + controls.size;
-  if (missing.length > 0 || (config.batch_input.length > 0 && expected !== session.inputMetadata.length)) {
+    config.input.filter((i) => !i.optional).length +
+    config.batch_input.length +
+    controls.size +
+    states.length;
+  if (
+    missing.length > 0 ||
+    ((config.batch_input.length > 0 || states.length > 0) && expected !== session.inputMetadata.length)
+  ) {
     throw new BackendError(
       'INSTANCE_CREATION_FAILED',
       `unable to load model '${config.name}', configuration expects ${expected} inputs, model provides ${session.inputMetadata.length}`,
@@ -317,6 +351,12 @@ class OnnxRuntimeInstance implements RuntimeModelInstance {
   readonly #scattered: ReadonlySet<string>;
   /** The sequence batcher's control inputs (fed as the scheduler made them). */
   readonly #controls: ReadonlySet<string>;
+  /** Implicit state inputs (fed as the sequence batcher made them). */
+  readonly #stateInputs: ReadonlySet<string>;
+  /** Implicit state outputs the config does not list as outputs (returned as the model made them). */
+  readonly #stateOutputs: readonly string[];
+  /** What the session computes: the configured outputs, then the state outputs. */
+  readonly #fetches: readonly string[];
 
   constructor(spec: OnnxInstanceSpec, session: ort.InferenceSession) {
     this.name = spec.name;
@@ -340,6 +380,11 @@ class OnnxRuntimeInstance implements RuntimeModelInstance {
     this.#batchInputs = new Map(spec.config.batch_input.flatMap((b) => b.target_name.map((t) => [t, b])));
     this.#scattered = new Set(spec.config.batch_output.flatMap((b) => b.target_name));
     this.#controls = new Set(controlInputTypes(spec.config).keys());
+    const states = spec.config.sequence_batching?.state ?? [];
+    this.#stateInputs = new Set(states.map((st) => st.input_name));
+    const listed = new Set(this.#outputNames);
+    this.#stateOutputs = [...new Set(states.map((st) => st.output_name))].filter((n) => !listed.has(n));
+    this.#fetches = [...this.#outputNames, ...this.#stateOutputs];
   }
 
   async execute(inputs: ReadonlyMap<string, PackedTensor>): Promise<ExecutionResult> {
@@ -351,7 +396,12 @@ class OnnxRuntimeInstance implements RuntimeModelInstance {
     const t0 = process.hrtime.bigint();
 
     for (const name of inputs.keys()) {
-      if (!this.#inputNames.has(name) && !this.#batchInputs.has(name) && !this.#controls.has(name)) {
+      if (
+        !this.#inputNames.has(name) &&
+        !this.#batchInputs.has(name) &&
+        !this.#controls.has(name) &&
+        !this.#stateInputs.has(name)
+      ) {
         throw new BackendError(
           'INVALID_EXECUTION_INPUT',
           `unexpected inference input '${name}' for model '${modelName}'`,
@@ -421,6 +471,16 @@ class OnnxRuntimeInstance implements RuntimeModelInstance {
       }
       feeds[name] = toOrtTensor(tensor, tensor.shape);
     }
+    for (const name of this.#stateInputs) {
+      const tensor = inputs.get(name);
+      if (tensor === undefined) {
+        throw new BackendError(
+          'INVALID_EXECUTION_INPUT',
+          `state input '${name}' of model '${modelName}' is missing (it is filled by the sequence batcher)`,
+        );
+      }
+      feeds[name] = toOrtTensor(tensor, tensor.shape);
+    }
     for (const [name, b] of this.#batchInputs) {
       let tensor = inputs.get(name);
       if (tensor === undefined) {
@@ -440,7 +500,7 @@ class OnnxRuntimeInstance implements RuntimeModelInstance {
 
     let results: ort.InferenceSession.ReturnType;
     try {
-      results = await session.run(feeds, this.#outputNames);
+      results = await session.run(feeds, this.#fetches);
     } catch (err) {
       throw new BackendError(
         'EXECUTION_FAILED',
@@ -488,6 +548,12 @@ class OnnxRuntimeInstance implements RuntimeModelInstance {
       }
       if (shape !== tensor.shape) tensor = { ...tensor, shape };
       outputs.set(io.name, tensor);
+    }
+    for (const name of this.#stateOutputs) {
+      const value = results[name];
+      if (value === undefined)
+        throw new BackendError('EXECUTION_FAILED', `model '${modelName}' produced no output state '${name}'`);
+      outputs.set(name, fromOrtTensor(name, value));
     }
     const t3 = process.hrtime.bigint();
     return {

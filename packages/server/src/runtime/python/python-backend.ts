@@ -502,6 +502,15 @@ export class PythonModelInstance implements RuntimeModelInstance {
     const model = this.#modelName;
     const cfg = this.#outputs.get(t.name);
     if (cfg === undefined) {
+      // An implicit state output (this server's extension, see the README): kept by the sequence
+      // batcher as the sequence's next input state, not sent to the client.
+      const state = this.#spec.config.sequence_batching?.state.find((st) => st.output_name === t.name);
+      if (state !== undefined) {
+        const expected = datatypeFromModelConfig(state.data_type);
+        return expected === undefined || expected === t.datatype
+          ? undefined
+          : `output state '${t.name}' of model '${model}' has datatype ${t.datatype} but the model configuration declares ${expected}`;
+      }
       return `model '${model}' produced output '${t.name}', which its configuration does not declare (outputs: ${[...this.#outputs.keys()].join(', ')})`;
     }
     const expected = datatypeFromModelConfig(cfg.data_type);
