@@ -5,20 +5,27 @@
  * the `ModelStreamInfer` cases use, and the models of `test/python-backend.test.ts` (response
  * senders, response parameters, `async def execute`, `TritonError` codes, a decoupled policy set in
  * `auto_complete_config`), and `py_word_stream` (`wordStreamPythonModel`: one response per word of
- * BYTES `text_input`) that the generate-extension cases use. The same files serve a real Triton (its
- * Python backend).
+ * BYTES `text_input`) that the generate-extension cases use, and the sequence-batching models of
+ * `test/sequence-batcher.test.ts`: `py_sequence_accumulator` (`sequenceAccumulatorPythonModel`: a
+ * running sum per sequence keyed by its CORRID control) and `onnx_implicit_state`
+ * (`implicitStateAccumulatorModel`: the running sum kept as Triton's implicit state). The same
+ * files serve a real Triton (its Python and onnxruntime backends).
  */
 import {
   asyncExecutePythonModel,
   decoupledPolicyPythonModel,
   decoupledPythonModel,
   errorCodePythonModel,
+  implicitStateAccumulatorModel,
   responseParametersPythonModel,
   responseSenderPythonModel,
+  sequenceAccumulatorPythonModel,
   wordStreamPythonModel,
   writePythonModels,
+  writeSequenceModels,
   writeTestModelRepository,
   type GeneratedPythonModel,
+  type GeneratedSequenceModel,
 } from '@tritonserver-ts/server/testing';
 
 /** The Python-backend models of the suite, beside the server's test models. */
@@ -37,10 +44,20 @@ export function conformancePythonModels(): GeneratedPythonModel[] {
   ];
 }
 
+/** The sequence-batching models of the suite (Triton-loadable: the state model resets at START). */
+export function conformanceSequenceModels(): GeneratedSequenceModel[] {
+  return [
+    sequenceAccumulatorPythonModel({ name: 'py_sequence_accumulator', maxBatchSize: 4 }),
+    implicitStateAccumulatorModel({ name: 'onnx_implicit_state', initial: 'zero', resetOnStart: true }),
+  ];
+}
+
 /** Writes the repository into `dir`; returns the model names. */
 export async function writeConformanceRepository(dir: string): Promise<string[]> {
   const repo = await writeTestModelRepository(dir);
   const python = conformancePythonModels();
   await writePythonModels(dir, python);
-  return [...repo.models.map((m) => m.name), ...python.map((m) => m.name)];
+  const sequence = conformanceSequenceModels();
+  await writeSequenceModels(dir, sequence);
+  return [...repo.models.map((m) => m.name), ...python.map((m) => m.name), ...sequence.map((m) => m.name)];
 }
