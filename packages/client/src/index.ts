@@ -68,12 +68,7 @@ export type {
 export type { CompressionAlgorithm } from '@tritonserver-ts/protocol';
 export { parseClassificationEntry, type ClassificationEntry } from '@tritonserver-ts/protocol';
 export { TritonClient, type InferOptions } from './client.js';
-export type {
-  GenerateInputs,
-  GenerateOptions,
-  GenerateRequestValue,
-  GenerateResponse,
-} from './generate.js';
+export type { GenerateInputs, GenerateOptions, GenerateRequestValue, GenerateResponse } from './generate.js';
 export { readServerSentEvents, ServerSentEventReader, type ServerSentEvent } from './sse.js';
 export type { InferStat, InferTimer } from './infer-stat.js';
 export * from './errors.js';

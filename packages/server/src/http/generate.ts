@@ -25,7 +25,7 @@ import {
 } from '@tritonserver-ts/protocol/http';
 
 import { capErrorMessage } from '../common/echo.js';
-import type { ServerError} from '../common/errors.js';
+import type { ServerError } from '../common/errors.js';
 import { invalidArg, toServerError } from '../common/errors.js';
 import type { CoreInferRequest, CoreStreamResponse, InputBudget } from '../common/types.js';
 import type { InferenceServer } from '../core/server.js';
