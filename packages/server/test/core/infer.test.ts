@@ -128,7 +128,7 @@ describe('the transport-neutral core', () => {
 });
 
 describe('capability gaps', () => {
-  it('lists a sequence-batching model UNAVAILABLE without counting it as a startup failure', async () => {
+  it('lists a model with an unsupported feature (iterative sequences) UNAVAILABLE without counting it as a startup failure', async () => {
     const repo = await makeRepository(['identity_fp32']);
     await mkdir(join(repo, 'seq', '1'), { recursive: true });
     await writeFile(
@@ -136,7 +136,7 @@ describe('capability gaps', () => {
       `name: "seq"
 backend: "identity"
 max_batch_size: 4
-sequence_batching { }
+sequence_batching { iterative_sequence: true }
 input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ 1 ] } ]
 output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 1 ] } ]
 `,
@@ -147,7 +147,7 @@ output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 1 ] } ]
       expect(server.startupUnsupported.map((u) => u.name)).toEqual(['seq']);
       const row = (await server.repositoryIndex()).find((e) => e.name === 'seq');
       expect(row?.state).toBe('UNAVAILABLE');
-      expect(row?.reason).toContain('sequence_batching');
+      expect(row?.reason).toContain('sequence_batching.iterative_sequence is not supported');
       expect(server.isReady()).toBe(true);
     } finally {
       await server.shutdown();
