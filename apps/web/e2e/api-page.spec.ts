@@ -81,8 +81,10 @@ test('the curl examples of /api run as shown, top to bottom, against the app', a
     expect(run.status).toBe(0);
     const outputs = run.stdout.split(/^=== \d+\n/m).slice(1);
     expect(outputs).toHaveLength(snippets.length);
+    // JSON lines, and the JSON of each Server-Sent Event (`data: {…}`) of a streaming route.
     const jsonOf = (i: number) =>
       outputs[i]!.split('\n')
+        .map((l) => (l.startsWith('data: ') ? l.slice('data: '.length) : l))
         .filter((l) => l.startsWith('{'))
         .map((l) => JSON.parse(l) as Record<string, unknown>);
     const at = (needle: string) => snippets.findIndex((s) => s.includes(needle));
@@ -92,6 +94,10 @@ test('the curl examples of /api run as shown, top to bottom, against the app', a
     expect(jsonOf(at('"kind":"flag"')).map((e) => e.kind)).toEqual(['confirm', 'flag', 'correction']);
     const record = jsonOf(at('/api/feedback/$ID'))[0] as { events: { kind: string }[] };
     expect(record.events.map((e) => e.kind)).toEqual(['confirm', 'flag', 'correction']);
+    // The caption of the same photo, word by word, then the end of the stream.
+    const caption = jsonOf(at('/api/caption'));
+    expect(caption.map((e) => e.text ?? '').join('')).toMatch(/^Likely Seafood, \d+\s%/);
+    expect(caption.at(-1)).toEqual({ done: true });
     expect(jsonOf(at('/api/health'))[0]).toMatchObject({ ok: true });
     expect(jsonOf(at('/api/openapi.json'))[0]).toMatchObject({ openapi: '3.1.0' });
     for (let i = 0; i < outputs.length; i++) {

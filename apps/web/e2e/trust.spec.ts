@@ -120,7 +120,10 @@ async function recordUploads(page: Page): Promise<void> {
     w.__uploads = [];
     const original = window.fetch.bind(window);
     window.fetch = async (input, init) => {
-      const file = init?.body instanceof FormData ? init.body.get('file') : null;
+      const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+      // Only the prediction's upload: the page also streams the photo's caption (/api/caption).
+      const file =
+        url.includes('/api/predict') && init?.body instanceof FormData ? init.body.get('file') : null;
       if (file instanceof File) {
         const digest = await crypto.subtle.digest('SHA-256', await file.arrayBuffer());
         const sha256 = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('');
