@@ -96,7 +96,9 @@ test('the curl examples of /api run as shown, top to bottom, against the app', a
     expect(record.events.map((e) => e.kind)).toEqual(['confirm', 'flag', 'correction']);
     // The caption of the same photo, word by word, then the end of the stream.
     const caption = jsonOf(at('/api/caption'));
-    expect(caption.map((e) => e.text ?? '').join('')).toMatch(/^Likely Seafood, \d+\s%/);
+    expect(caption.map((e) => (typeof e.text === 'string' ? e.text : '')).join('')).toMatch(
+      /^Likely Seafood, \d+\s%/,
+    );
     expect(caption.at(-1)).toEqual({ done: true });
     expect(jsonOf(at('/api/health'))[0]).toMatchObject({ ok: true });
     expect(jsonOf(at('/api/openapi.json'))[0]).toMatchObject({ openapi: '3.1.0' });
