@@ -19,6 +19,8 @@ import type { Http2SecureServer, Http2Server } from 'node:http2';
 import type { InferenceServer } from '../core/server.js';
 import { DEFAULT_MAX_INFLIGHT_BODY_BYTES, MemoryBudget } from '../http/memory-budget.js';
 import { GRPC_MAX_MESSAGE_BYTES } from './cli-options.js';
+import { installAlignedMessages } from './aligned-messages.js';
+import { applyFlowControl } from './flow-control.js';
 import { installBudgetedInflate } from './inflate.js';
 import {
   DEFAULT_GRPC_MAX_CONNECTION_OUTPUT_BYTES,
@@ -113,6 +115,7 @@ export async function startGrpcServer(
 ): Promise<GrpcServerHandle> {
   const credentials = await serverCredentials(settings.tls);
   installBudgetedInflate();
+  installAlignedMessages();
   const server = new Server(channelOptions(settings));
   const tracker = new CallTracker();
   const maxConnectionOutputBytes =
@@ -163,7 +166,11 @@ export async function startGrpcServer(
     server.forceShutdown();
     throw new GrpcStartError('@grpc/grpc-js keeps no http2Servers map: update src/grpc/server.ts');
   }
-  for (const http2Server of http2Servers.keys()) outputGuard.watch(http2Server);
+  for (const http2Server of http2Servers.keys()) {
+    outputGuard.watch(http2Server);
+    // Receive windows sized for image-sized requests when asked for (flow-control.ts, issue 31).
+    if (settings.flowControl !== undefined) applyFlowControl(http2Server, settings.flowControl);
+  }
   let closing: Promise<boolean> | undefined;
   return {
     server,

@@ -3,6 +3,7 @@
  * @packageDocumentation
  */
 import type { MemoryBudget } from '../http/memory-budget.js';
+import type { GrpcFlowControl } from './flow-control.js';
 import type { Restrictions } from '../http/restricted-api.js';
 
 /** PEM files of `--grpc-use-ssl` / `--grpc-use-ssl-mutual`. */
@@ -62,4 +63,9 @@ export interface GrpcServerSettings {
    * compressed messages are inflated within it. Absent: a budget of the HTTP default.
    */
   readonly bodyBudget?: MemoryBudget;
+  /**
+   * HTTP/2 receive windows set on each connection (`flow-control.ts`, issue 31), e.g.
+   * `DEFAULT_GRPC_FLOW_CONTROL` of that module for image-sized requests. Absent: grpc-js's, HTTP/2's 64 KiB.
+   */
+  readonly flowControl?: GrpcFlowControl;
 }
