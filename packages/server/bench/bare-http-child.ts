@@ -5,7 +5,9 @@
  * no scheduler: what a Node HTTP server costs per request on this host. With arguments
  * `<reply-file> <json-header-length>` it answers that file's bytes instead (e.g. a real `simple`
  * response, so the floor sends the same bytes as the server). Prints `{"port":N}` on stdout once
- * listening; exits on SIGTERM.
+ * listening; exits on SIGTERM. With a third argument `<port>`, every request other than a POST is
+ * forwarded to that port (a real server's metadata and config, for a load generator that asks for
+ * them first), and `GET /bench/count` answers how many POSTs it has answered (bench/grpc-food-suite.ts).
  */
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
@@ -30,12 +32,37 @@ const reply =
 const headerLength =
   replyFile === undefined ? identityHeader.byteLength : Number(process.argv[3] ?? reply.byteLength);
 
+const proxyPort = process.argv[4] === undefined ? undefined : Number(process.argv[4]);
+let answered = 0;
+
+/** Forwards a non-POST request to the real server at {@link proxyPort}. */
+function forward(req: http.IncomingMessage, res: http.ServerResponse): void {
+  const upstream = http.request(
+    { host: '127.0.0.1', port: proxyPort, path: req.url, method: req.method, headers: req.headers },
+    (reply) => {
+      res.writeHead(reply.statusCode ?? 502, reply.headers);
+      reply.pipe(res);
+    },
+  );
+  upstream.on('error', () => res.writeHead(502).end());
+  req.pipe(upstream);
+}
+
 const server = http.createServer((req, res) => {
+  if (req.method === 'GET' && req.url === '/bench/count') {
+    res.end(JSON.stringify({ count: answered }));
+    return;
+  }
+  if (proxyPort !== undefined && req.method !== 'POST') {
+    forward(req, res);
+    return;
+  }
   const chunks: Buffer[] = [];
   req.on('data', (chunk: Buffer) => chunks.push(chunk));
   req.on('end', () => {
     // Joined as a server would before parsing it.
     Buffer.concat(chunks);
+    answered += 1;
     res.writeHead(200, {
       'Content-Type': 'application/octet-stream',
       'Content-Length': reply.byteLength,

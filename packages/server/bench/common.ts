@@ -92,6 +92,8 @@ export function treePeakRssMb(pid: number): { total: number; descendants: number
 /** A server (or floor) running in a child process. */
 export interface ServerChild {
   readonly port: number;
+  /** Everything the child printed on its first line (`port`, and e.g. `grpcPort`). */
+  readonly info: Readonly<Record<string, number>>;
   readonly pid: number;
   stop(): Promise<void>;
 }
@@ -105,19 +107,26 @@ export async function startChild(
   args: readonly string[],
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<ServerChild> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.resolve(benchDir, script), ...args], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env,
-  });
+  // BENCH_CHILD_NODE_FLAGS (space-separated, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`): Node flags of the child.
+  const flags = (env.BENCH_CHILD_NODE_FLAGS ?? '').split(' ').filter((f) => f.length > 0);
+  const child = spawn(
+    process.execPath,
+    [...flags, '--import', 'tsx', path.resolve(benchDir, script), ...args],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env,
+    },
+  );
   const exited = new Promise((resolve) => child.once('exit', resolve));
-  const port = await new Promise<number>((resolve, reject) => {
+  const info = await new Promise<Record<string, number>>((resolve, reject) => {
     createInterface({ input: child.stdout }).once('line', (line) =>
-      resolve((JSON.parse(line) as { port: number }).port),
+      resolve(JSON.parse(line) as Record<string, number>),
     );
     child.once('exit', (code) => reject(new Error(`${script} exited with code ${code}`)));
   });
   return {
-    port,
+    port: info.port ?? -1,
+    info,
     pid: child.pid ?? -1,
     stop: async () => {
       child.kill('SIGTERM');

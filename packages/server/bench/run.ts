@@ -29,7 +29,7 @@
  * `npm run bench` runs all four, one after the other.
  * A fifth (`sequence-suite.ts`, issue 28) the sequence batcher's Oldest strategy against Direct at 16
  * concurrent sequences, the load generator in its own process.
- * Env: BENCH_SUITE (`all` (default), `onnx`, `python`, `simple`, `mnist`, `sequence` or `cache` (`cache-suite.ts`: response cache hits against the plain path on `simple`); also `--suite=<name>`),
+ * Env: BENCH_SUITE (`all` (default), `onnx`, `python`, `simple`, `mnist`, `sequence`, `cache` (`cache-suite.ts`: response cache hits against the plain path on `simple`) or `grpc-food` (`grpc-food-suite.ts`, issue 31: HTTP against gRPC on the food model with the perf CLI, bare node:http / grpc-js floors and raw compute); also `--suite=<name>`),
  * BENCH_SECONDS (measured seconds per slice, default 1.5), BENCH_WARMUP_SECONDS (default 0.5),
  * BENCH_ROUNDS (default 3). The defaults keep the suites together at about 9 minutes on 2 cores
  * (`simple`: ~30 s, `mnist`: ~2 min).
@@ -54,6 +54,7 @@ import {
 } from './common.js';
 import { buildInferBody, runLoad, type LoadResult } from './load.js';
 import { runCacheSuite } from './cache-suite.js';
+import { runGrpcFoodSuite } from './grpc-food-suite.js';
 import { runMnistSuite } from './mnist-suite.js';
 import { runPythonSuite } from './python-suite.js';
 import { RawOrt } from './raw-ort.js';
@@ -71,7 +72,7 @@ const RAW_BATCHES = [1, 2, 4, 8, 16];
 const seconds = Number(process.env.BENCH_SECONDS ?? 1.5);
 const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 0.5);
 const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
-const SUITES = ['all', 'onnx', 'python', 'simple', 'mnist', 'sequence', 'cache'] as const;
+const SUITES = ['all', 'onnx', 'python', 'simple', 'mnist', 'sequence', 'cache', 'grpc-food'] as const;
 const suiteArg = process.argv.find((a) => a.startsWith('--suite='))?.slice('--suite='.length);
 const suite = suiteArg ?? process.env.BENCH_SUITE ?? 'all';
 if (!(SUITES as readonly string[]).includes(suite)) {
@@ -376,6 +377,7 @@ if (suite === 'all' || suite === 'python') {
 if (suite === 'all' || suite === 'simple') await runSimpleSuite({ seconds, warmupSeconds, rounds });
 if (suite === 'all' || suite === 'sequence') await runSequenceSuite({ seconds, warmupSeconds, rounds });
 if (suite === 'all' || suite === 'cache') await runCacheSuite({ seconds, warmupSeconds, rounds });
+if (suite === 'all' || suite === 'grpc-food') await runGrpcFoodSuite({ seconds, warmupSeconds, rounds });
 if (suite === 'all' || suite === 'mnist') {
   await runMnistSuite({ seconds, warmupSeconds, rounds, concurrency: CONCURRENCY });
 }

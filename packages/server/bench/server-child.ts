@@ -2,6 +2,7 @@
  * Bench helper: runs the embedded server in its own process (so its RSS is measured alone) on the
  * model repository given as argv[2]. Prints `{"port":N}` on stdout once listening; exits on SIGTERM.
  */
+import { DEFAULT_GRPC_FLOW_CONTROL } from '../src/grpc/flow-control.js';
 import { createInstances } from '../src/runtime/backends.js';
 import { builtinBackends, createWorkerInstances } from '../src/runtime/index.js';
 import { startServer } from '../src/start.js';
@@ -19,6 +20,10 @@ const running = await startServer({
   modelRepositories: [repository],
   httpPort: 0,
   httpAddress: '127.0.0.1',
+  // For bench/grpc-food-suite.ts: the gRPC front end too, on a free port.
+  ...(process.env.BENCH_GRPC === '1' ? { grpcPort: 0, grpcAddress: '127.0.0.1' } : {}),
+  // BENCH_GRPC_WINDOWS=1: the gRPC front end with 1 MiB HTTP/2 receive windows (src/grpc/flow-control.ts).
+  ...(process.env.BENCH_GRPC_WINDOWS === '1' ? { grpc: { flowControl: DEFAULT_GRPC_FLOW_CONTROL } } : {}),
   exitOnError: true,
   log: { log_info: false, log_warning: false },
   logSink: (line) => process.stderr.write(`${line}\n`),
@@ -47,7 +52,9 @@ const running = await startServer({
       }
     : {}),
 });
-process.stdout.write(`${JSON.stringify({ port: running.httpPort })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ port: running.httpPort, ...(running.grpcPort !== undefined ? { grpcPort: running.grpcPort } : {}) })}\n`,
+);
 if (process.env.BENCH_MEMORY_USAGE === '1') {
   // For bench/profile.ts: where the memory is (MiB), once a second on stderr.
   setInterval(() => {
