@@ -287,7 +287,19 @@ describe('docker/Dockerfile.triton', () => {
     // What model.py needs beyond the standard library and what the Triton image provides.
     const pipName: Record<string, string> = { PIL: 'pillow' };
     const providedByImage = new Set(['numpy', 'triton_python_backend_utils']);
-    const stdlib = new Set(['base64', 'binascii', 'concurrent', 'io', 'json', 'math', 'os', 're', 'string']);
+    const stdlib = new Set([
+      'base64',
+      'binascii',
+      'concurrent',
+      'io',
+      'json',
+      'math',
+      'os',
+      're',
+      'string',
+      'threading',
+      'time',
+    ]);
     const installs = runText(triton);
     for (const module of imported) {
       if (stdlib.has(module) || providedByImage.has(module)) continue;

@@ -22,7 +22,12 @@ import {
 } from '@tritonserver-ts/server/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { repoRoot } from '../src/repo.js';
+import { modelNames, modelsDir, pbtxtField, repoRoot } from '../src/repo.js';
+
+/** The Python-backend models `npm start` serves from models_staging/. */
+const PYTHON_MODELS = modelNames().filter(
+  (name) => pbtxtField(readFileSync(join(modelsDir, name, 'config.pbtxt'), 'utf8'), 'backend') === 'python',
+);
 import { freePort } from './free-port.js';
 
 const started: number[] = [];
@@ -100,10 +105,11 @@ async function startAndStop(target: 'npm' | 'group', signal: NodeJS.Signals): Pr
   ).toBe(false);
   expect(find('scripts/start.mjs'), tree).toBeDefined();
   expect(find('packages/server/dist/cli.js'), tree).toBeDefined();
+  // One stub process per Python model of the repository (one instance each).
   expect(
     pids.filter((p) => commandLine(p).includes('tritonserver_ts_stub.py')),
     tree,
-  ).toHaveLength(2);
+  ).toHaveLength(PYTHON_MODELS.length);
   expect(next, tree).toBeDefined();
   expect(
     sharedMemoryObjects(regionsOf(next as number)).length,
