@@ -93,7 +93,7 @@ const NOT_RUN: Record<string, string> = {
   'npm test -w @gourmetgram/food-model': SUITE,
   'TRITON_URL=localhost:8000 TRITON_GRPC_URL=localhost:8001 TRITON_TRACE_FILE=/tmp/conformance-trace/trace.json npm test -w @tritonserver-ts/conformance': `${REAL_TRITON}; and ${SUITE}`,
   'mkdir -p /tmp/conformance-trace': `${REAL_TRITON}: the trace directory the Triton container below writes into`,
-  "docker run --rm -d --name triton-conformance --ipc=host -p 8000:8000 -p 8001:8001 -v /tmp/conformance-models:/models:ro -v /tmp/conformance-trace:/trace nvcr.io/nvidia/tritonserver:26.09-py3 tritonserver --model-repository=/models --model-control-mode=explicit --load-model='*' --allow-client-shm=true --trace-config triton,file=/trace/trace.json": `${REAL_TRITON} (${DOCKER})`,
+  "docker run --rm -d --name triton-conformance --ipc=host -p 8000:8000 -p 8001:8001 -v /tmp/conformance-models:/models:ro -v /tmp/conformance-trace:/trace nvcr.io/nvidia/tritonserver:26.09-py3 tritonserver --model-repository=/models --model-control-mode=explicit --load-model='*' --allow-client-shm=true --trace-config triton,file=/trace/trace.json --cache-config=local,size=1048576": `${REAL_TRITON} (${DOCKER})`,
   'npm run bench -w @gourmetgram/food-model': BENCH,
   // packages/client/README.md: the decoupled-model example needs a server serving py_decoupled
   'npx tsx examples/decoupled-stream.ts localhost:8001 py_decoupled':
@@ -111,6 +111,8 @@ const NOT_RUN: Record<string, string> = {
   'BENCH_SUITE=mnist npm run bench': BENCH,
   // packages/server/bench/README.md: the simple throughput suite, alone and against an older checkout
   'BENCH_SUITE=simple npm run bench': BENCH,
+  'BENCH_SUITE=sequence npm run bench': BENCH,
+  'BENCH_SUITE=cache npm run bench -w @tritonserver-ts/server': BENCH,
   'BENCH_ROUNDS=5 BENCH_SIMPLE_WORKER_ONLY=1 BENCH_SIMPLE_BASE=/tmp/simple-base/packages/server BENCH_SUITE=simple npm run bench':
     BENCH,
   // packages/perf/README.md: the generator and tuner bench (run in packages/perf)
