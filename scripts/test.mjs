@@ -4,10 +4,11 @@
 // tests one after another, then print one closing line `Tests: N passed, N failed, N skipped` summed
 // over all runners' JSON reports. A type error or a lint error fails the run even when every test passes.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync, mkdirSync } from 'node:fs';
+import { rmSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { pythonInterpreter } from './embedded-server.mjs';
+import { sumTestReports } from './test-reports.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const resultsDir = join(root, 'test-results');
@@ -51,24 +52,7 @@ const typecheckOk = run('typecheck', 'npx', [
 const lintOk = run('lint', 'npm', ['run', 'lint']);
 const testsOk = run('tests', 'npx', ['turbo', 'run', 'test', '--concurrency=1', '--continue']);
 
-let passed = 0;
-let failed = 0;
-let skipped = 0;
-const files = existsSync(resultsDir) ? readdirSync(resultsDir).filter((f) => f.endsWith('.json')) : [];
-for (const file of files) {
-  const report = JSON.parse(readFileSync(join(resultsDir, file), 'utf8'));
-  if (typeof report.numPassedTests === 'number') {
-    // vitest JSON reporter
-    passed += report.numPassedTests;
-    failed += report.numFailedTests;
-    skipped += (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
-  } else if (report.stats) {
-    // Playwright JSON reporter
-    passed += (report.stats.expected ?? 0) + (report.stats.flaky ?? 0);
-    failed += report.stats.unexpected ?? 0;
-    skipped += report.stats.skipped ?? 0;
-  }
-}
+const { files, passed, failed, skipped } = sumTestReports(resultsDir);
 console.log(`\nReports: ${files.join(', ') || 'none'}`);
 if (!typecheckOk) console.log('Type check failed.');
 if (!lintOk) console.log('Lint failed.');
