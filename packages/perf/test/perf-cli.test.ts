@@ -8,7 +8,7 @@
  * Timing: windows are short (-p 300) with a wide stability band (-s 100) so levels settle in three
  * windows on a loaded machine; run under `flock /tmp/bench.lock` with the other timing tests.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -299,6 +299,18 @@ describe('perf-analyzer-ts against the embedded server', () => {
       /^ {4}Avg gRPC time: \d+ usec \(\(un\)marshal request\/response \d+ usec \+ response wait \d+ usec\)$/,
     );
     expect(lines).toContain('Inferences/Second vs. Client p95 Batch Latency');
+  });
+
+  it('a bad TRITONSERVER_TS_HEAP_GROWING_PERCENT is a usage error (exit 2) naming the variable', () => {
+    const r = spawnSync(process.execPath, [BIN, '-m', 'simple'], {
+      encoding: 'utf8',
+      env: { ...process.env, TRITONSERVER_TS_HEAP_GROWING_PERCENT: 'lots' },
+    });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain(
+      "error: TRITONSERVER_TS_HEAP_GROWING_PERCENT must be an integer from 0 to 1000, got 'lots'",
+    );
+    expect(r.stdout).toBe('');
   });
 
   it("usage errors exit 2 with perf_analyzer's message; --help exits 0", async () => {

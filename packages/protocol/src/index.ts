@@ -5,7 +5,8 @@
  * statistics, trace and log settings, and the protocol's error kinds. Each wire has its own entry
  * point: `@tritonserver-ts/protocol/http` (JSON header plus binary tensors, both directions) and
  * `@tritonserver-ts/protocol/grpc` (Triton's protobuf messages and their converters). This entry
- * loads neither.
+ * loads neither. Beside the model, two memory helpers the client, the server and the perf tools
+ * share: `BufferPool` and `applyHeapGrowingPercent` (the commands' V8 heap growth).
  * @packageDocumentation
  */
 export * from './datatypes.js';
@@ -26,3 +27,4 @@ export * from './model-config.js';
 export * from './platform.js';
 export * from './settings.js';
 export * from './buffer-pool.js';
+export * from './heap-growth.js';

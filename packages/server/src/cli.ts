@@ -10,6 +10,8 @@
  */
 import { readFileSync } from 'node:fs';
 
+import { applyHeapGrowingPercent } from '@tritonserver-ts/protocol';
+
 import { CliUsageError, parseArgs, usage } from './cli-args.js';
 import { GrpcStartError } from './grpc/server.js';
 import { onStopRequests, type StopRequest } from './process/stop-requests.js';
@@ -56,6 +58,15 @@ async function main(argv: readonly string[]): Promise<number> {
   if (options.version) {
     process.stdout.write(`tritonserver-ts ${packageVersion()}\n`);
     return 0;
+  }
+  // V8's heap growth for image-sized requests (issue 31, `applyHeapGrowingPercent`): full garbage
+  // collections every 10–20 food requests otherwise.
+  try {
+    applyHeapGrowingPercent();
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+    process.stderr.write(`tritonserver-ts: ${error.message}\n`);
+    return 1;
   }
 
   // Stop requests are taken from the start. One during startup is served once the models have

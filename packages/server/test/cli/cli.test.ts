@@ -64,6 +64,19 @@ describe('tritonserver-ts CLI', () => {
     expect(r.stderr).toContain("unrecognized option '--frobnicate'");
   });
 
+  it('exits 1 naming the variable when TRITONSERVER_TS_HEAP_GROWING_PERCENT is not a percent', () => {
+    const r = spawnSync(process.execPath, [cli, `--model-repository=${repository}`, '--http-port=0'], {
+      encoding: 'utf8',
+      env: { ...process.env, TRITONSERVER_TS_HEAP_GROWING_PERCENT: '-5' },
+      timeout: 30_000,
+    });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain(
+      "tritonserver-ts: TRITONSERVER_TS_HEAP_GROWING_PERCENT must be an integer from 0 to 1000, got '-5'",
+    );
+    expect(r.stderr).not.toContain('Started HTTPService');
+  });
+
   it('exits 1 when a model fails to load and --exit-on-error is true', () => {
     const r = spawnSync(
       process.execPath,
