@@ -2,7 +2,8 @@
  * Bench helper: the embedded server in a process of its own, so that its CPU time is read from
  * /proc apart from the load generator's. Serves the repository given with `--model-repository`
  * under explicit model control (the tuner reloads models with configuration overrides), loads every
- * model named by `--load-model`, prints `{"port":N}` once listening and exits on SIGTERM.
+ * model named by `--load-model`, opens the HTTP and the gRPC front end on free ports of 127.0.0.1,
+ * prints `{"port":N,"grpcPort":M}` once both listen and exits on SIGTERM.
  */
 import { parseArgs } from 'node:util';
 
@@ -21,11 +22,13 @@ const running = await startServer({
   modelControlMode: 'explicit',
   loadModels: values['load-model'] ?? [],
   httpPort: 0,
+  grpcPort: 0,
+  grpcAddress: '127.0.0.1',
   exitOnError: true,
   log: { log_info: false, log_warning: false },
   logSink: (line) => process.stderr.write(`${line}\n`),
 });
-process.stdout.write(`${JSON.stringify({ port: running.httpPort })}\n`);
+process.stdout.write(`${JSON.stringify({ port: running.httpPort, grpcPort: running.grpcPort })}\n`);
 process.once('SIGTERM', () => {
   void running.close().then(() => process.exit(0));
 });
