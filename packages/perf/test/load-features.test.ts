@@ -9,10 +9,14 @@ import { existsSync, readFileSync } from 'node:fs';
 
 import { TritonClient, type InferInput, type InferOptions, type InferResult } from '@tritonserver-ts/client';
 import { addSubPythonModel, decoupledPythonModel } from '@tritonserver-ts/server/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fromBinary } from '@bufbuild/protobuf';
+import { ModelInferRequestSchema } from '@tritonserver-ts/protocol/grpc';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 import { isPerfError } from '../src/errors.js';
 import { createLoadManager } from '../src/load/create-load-manager.js';
+import { EncodedGrpcInfer } from '../src/load/encoded-grpc-infer.js';
+import { diffInferStat, readInferStat } from '../src/measure/infer-stat.js';
 import { SHM_DIR } from '../src/load/shared-memory-regions.js';
 import type { InputDataset } from '../src/types.js';
 import { startEmbedded, type Embedded } from './helpers/embedded.js';
@@ -246,6 +250,77 @@ describe('what the model receives', () => {
     } finally {
       await manager.stop();
       await client.close();
+    }
+  });
+
+  it('over gRPC, unary requests go out pre-encoded (EncodedGrpcInfer): sequence ids, flags and request parameters in the bytes, each answered; the run counts them as client timing', async () => {
+    const sent: Buffer[] = [];
+    const realSend = EncodedGrpcInfer.prototype.send;
+    const spy = vi.spyOn(EncodedGrpcInfer.prototype, 'send').mockImplementation(function (
+      this: EncodedGrpcInfer,
+      request: Buffer,
+    ) {
+      sent.push(Buffer.from(request));
+      return realSend.call(this, request);
+    });
+    const context = await loadContext(
+      server.grpcUrl,
+      {
+        modelName: 'py_add',
+        protocol: 'grpc',
+        sequenceLength: 3,
+        sequenceLengthVariation: 0,
+        sequenceIdRange: { start: 40, end: 50 },
+        requestParameters: [{ name: 'my_param', value: 'perf' }],
+      },
+      addData,
+      (model) => ({ ...model, sequenceBatching: true }),
+    );
+    const manager = createLoadManager(context);
+    const stat0 = readInferStat(context.client);
+    try {
+      await manager.changeLevel(2, 12);
+      await waitFor(() => manager.inFlight === 0, 30_000);
+      const records = manager.takeRecords();
+      expect(records).toHaveLength(12);
+      expect(records.every((r) => r.ok)).toBe(true);
+      expect(sent).toHaveLength(12);
+      const requests = sent.map((bytes) => fromBinary(ModelInferRequestSchema, bytes));
+      const byId = new Map<bigint, [boolean, boolean][]>();
+      for (const r of requests) {
+        expect(r.modelName).toBe('py_add');
+        expect(r.rawInputContents).toHaveLength(2);
+        const p = r.parameters;
+        expect(p.my_param?.parameterChoice).toEqual({ case: 'stringParam', value: 'perf' });
+        const id = p.sequence_id?.parameterChoice.value as bigint;
+        const flags: [boolean, boolean] = [
+          p.sequence_start?.parameterChoice.value === true,
+          p.sequence_end?.parameterChoice.value === true,
+        ];
+        byId.set(BigInt(id), [...(byId.get(BigInt(id)) ?? []), flags]);
+      }
+      // 2 slots × 2 sequences of 3 requests, ids 40..43: START, middle, END.
+      expect([...byId.keys()].sort()).toEqual([40n, 41n, 42n, 43n]);
+      for (const flags of byId.values()) {
+        expect(flags).toEqual([
+          [true, false],
+          [false, false],
+          [false, true],
+        ]);
+      }
+      // The client library sent none of them; the run's client timing still counts all 12.
+      const clientOwn = (
+        context.client as unknown as { inferStat(): { completedRequestCount: number } }
+      ).inferStat();
+      expect(clientOwn.completedRequestCount).toBe(0);
+      const stat = diffInferStat(stat0, readInferStat(context.client));
+      expect(stat.completedRequestCount).toBe(12);
+      expect(stat.cumulativeSendTimeNs).toBeGreaterThan(0n);
+      expect(stat.cumulativeTotalRequestTimeNs).toBeGreaterThan(stat.cumulativeSendTimeNs);
+    } finally {
+      spy.mockRestore();
+      await manager.stop();
+      await context.client.close();
     }
   });
 

@@ -15,11 +15,14 @@ import type {
   TritonClient,
 } from '@tritonserver-ts/client';
 import type { GrpcInferStream, StreamInferOptions, StreamResponse } from '@tritonserver-ts/client/grpc';
-import { tensorDataToBytes } from '@tritonserver-ts/protocol';
+import { tensorDataToBytes, type NeutralRequestOptions } from '@tritonserver-ts/protocol';
+import { encodeInferCall } from '@tritonserver-ts/protocol/grpc';
 
 import { PerfError } from '../errors.js';
+import { addInferStatSource } from '../measure/infer-stat.js';
 import type { PerfOptions } from '../options/perf-options.js';
 import type { InputDataset, ModelProfile, RequestRecord } from '../types.js';
+import { EncodedGrpcInfer } from './encoded-grpc-infer.js';
 import { createSystemSharedMemory, type SystemSharedMemory } from './shared-memory-regions.js';
 import type { SequenceRequest } from './sequences.js';
 
@@ -33,6 +36,8 @@ interface ExpectedBytes {
 interface Entry {
   readonly inputs: readonly InferInput[];
   readonly expected: readonly ExpectedBytes[] | undefined;
+  /** Its `ModelInferRequest` without sequence fields, encoded on first use (gRPC, see `EncodedGrpcInfer`). */
+  encoded?: Buffer;
 }
 
 /** A request waiting for its responses on the gRPC stream. */
@@ -97,6 +102,10 @@ export class RequestSender {
   readonly #streamOptions: StreamInferOptions;
   readonly #shm: SystemSharedMemory | undefined;
   readonly #abort = new AbortController();
+  /** Unary gRPC requests that need no client-side result (see `EncodedGrpcInfer`). */
+  readonly #encodedGrpc: EncodedGrpcInfer | undefined;
+  /** The call fields of those requests, as `encodeInferCall` takes them. */
+  readonly #grpcRequest: NeutralRequestOptions;
   #records: RequestRecord[] = [];
   #inFlight = 0;
   #idle: (() => void)[] = [];
@@ -162,6 +171,12 @@ export class RequestSender {
       ...streamOptions,
       ...(model.decoupled ? { enableEmptyFinalResponse: true } : {}),
     };
+    const { modelVersion: _version, ...grpcRequest } = streamOptions;
+    this.#grpcRequest = grpcRequest;
+    if (options.protocol === 'grpc' && !options.streaming && options.grpcCompression === 'none') {
+      this.#encodedGrpc = new EncodedGrpcInfer(options.url, options.headers, this.#abort.signal);
+      addInferStatSource(client, this.#encodedGrpc);
+    }
   }
 
   /**
@@ -232,6 +247,32 @@ export class RequestSender {
     sequence: SequenceRequest | undefined,
     delayed: boolean,
   ): Promise<void> {
+    const encoded = this.#encodedGrpc;
+    if (encoded !== undefined && entry.expected === undefined) {
+      const startNs = process.hrtime.bigint();
+      let error: string | undefined;
+      try {
+        const request =
+          sequence === undefined
+            ? (entry.encoded ??= this.#encode(entry, undefined))
+            : this.#encode(entry, sequence);
+        error = await encoded.send(request);
+      } catch (e) {
+        error = messageOf(e);
+      }
+      const endNs = process.hrtime.bigint();
+      this.#record(
+        startNs,
+        endNs,
+        error === undefined ? [endNs] : [],
+        error,
+        delayed,
+        stream,
+        step,
+        sequence,
+      );
+      return;
+    }
     const options =
       sequence === undefined
         ? this.#callOptions
@@ -253,6 +294,26 @@ export class RequestSender {
       error = messageOf(e);
     }
     this.#record(startNs, endNs, error === undefined ? [endNs] : [], error, delayed, stream, step, sequence);
+  }
+
+  /** `entry`'s `ModelInferRequest` (with `sequence`'s id and flags), as the client's gRPC transport encodes it. */
+  #encode(entry: Entry, sequence: SequenceRequest | undefined): Buffer {
+    const request: NeutralRequestOptions =
+      sequence === undefined
+        ? this.#grpcRequest
+        : {
+            ...this.#grpcRequest,
+            sequenceId: sequence.id,
+            sequenceStart: sequence.start,
+            sequenceEnd: sequence.end,
+          };
+    const modelVersion = this.#callOptions.modelVersion;
+    return encodeInferCall({
+      modelName: this.#model,
+      ...(modelVersion !== undefined ? { modelVersion: String(modelVersion) } : {}),
+      inputs: entry.inputs,
+      request,
+    });
   }
 
   #record(
@@ -417,6 +478,7 @@ export class RequestSender {
    */
   async close(): Promise<void> {
     this.#closed = true;
+    this.#encodedGrpc?.close();
     const stream = this.#stream;
     if (stream !== undefined) {
       if (this.#pending.size > 0) stream.cancel();

@@ -22,17 +22,49 @@ const ZERO_INFER_STAT: ClientInferStat = {
   cumulativeReceiveTimeNs: 0n,
 };
 
-/** Reads the client's cumulative timing; zeros when the client has no `inferStat()`. */
+/** Something else that sends a run's requests and keeps the same timing (`EncodedGrpcInfer`). */
+export interface InferStatSource {
+  inferStat(): ClientInferStat;
+}
+
+/** The other senders of each client's run, whose timing counts with the client's own. */
+const extraSources = new WeakMap<TritonClient, Set<InferStatSource>>();
+
+/**
+ * Counts `source`'s timing in {@link readInferStat} of `client` (requests of the run that do not go
+ * through the client) for as long as the client lives, so that the sum only grows (windows are
+ * differences of it).
+ */
+export function addInferStatSource(client: TritonClient, source: InferStatSource): void {
+  let sources = extraSources.get(client);
+  if (sources === undefined) {
+    sources = new Set();
+    extraSources.set(client, sources);
+  }
+  sources.add(source);
+}
+
+/**
+ * Reads the client's cumulative timing, plus that of the run's other senders
+ * ({@link addInferStatSource}); zeros for a client without `inferStat()`.
+ */
 export function readInferStat(client: TritonClient): ClientInferStat {
   const probe = client as unknown as { inferStat?: () => ClientInferStat };
-  if (typeof probe.inferStat !== 'function') return ZERO_INFER_STAT;
-  const stat = probe.inferStat();
-  return {
-    completedRequestCount: Number(stat.completedRequestCount),
-    cumulativeTotalRequestTimeNs: BigInt(stat.cumulativeTotalRequestTimeNs),
-    cumulativeSendTimeNs: BigInt(stat.cumulativeSendTimeNs),
-    cumulativeReceiveTimeNs: BigInt(stat.cumulativeReceiveTimeNs),
-  };
+  const own: ClientInferStat =
+    typeof probe.inferStat !== 'function'
+      ? ZERO_INFER_STAT
+      : (() => {
+          const stat = probe.inferStat();
+          return {
+            completedRequestCount: Number(stat.completedRequestCount),
+            cumulativeTotalRequestTimeNs: BigInt(stat.cumulativeTotalRequestTimeNs),
+            cumulativeSendTimeNs: BigInt(stat.cumulativeSendTimeNs),
+            cumulativeReceiveTimeNs: BigInt(stat.cumulativeReceiveTimeNs),
+          };
+        })();
+  const sources = extraSources.get(client);
+  if (sources === undefined || sources.size === 0) return own;
+  return sumInferStats([own, ...[...sources].map((s) => s.inferStat())]);
 }
 
 /** `end − start`, field by field. */
