@@ -43,6 +43,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
 import type { InferInput } from '@tritonserver-ts/client';
+import { applyHeapGrowingPercent } from '@tritonserver-ts/protocol';
 import { writeTestModelRepository } from '@tritonserver-ts/server/testing';
 
 import { parsePerfArgs } from '../src/options/parse-perf-args.js';
@@ -366,6 +367,9 @@ async function tunerSuite(server: ServerChild): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  // As `perf-analyzer-ts` does (TRITONSERVER_TS_HEAP_GROWING_PERCENT=0: V8's own heuristics); the
+  // floor loops run in this process too, so they get the same.
+  const heapGrowingPercent = applyHeapGrowingPercent();
   const needsFood = runTuner || models.includes(FOOD);
   if (needsFood && !existsSync(path.join(foodDir, '1', 'model.onnx'))) {
     console.error('the food model is missing: run `npm run model:ensure -w @gourmetgram/food-model` first');
@@ -380,7 +384,8 @@ async function main(): Promise<void> {
     console.log(
       `## perf generator bench (${new Date().toISOString()}, ${String(os.availableParallelism())} cores, ` +
         `Node ${process.version}; ${String(seconds)} s per loop, ${String(rounds)} rounds; ` +
-        `wires ${wires.join(', ')}; models ${models.join(', ')}; concurrency ${CONCURRENCY.join(', ')}; load average ${loadAverage()})\n`,
+        `wires ${wires.join(', ')}; models ${models.join(', ')}; concurrency ${CONCURRENCY.join(', ')}; ` +
+        `V8 heap growing percent ${heapGrowingPercent === undefined ? "V8's own" : String(heapGrowingPercent)}; load average ${loadAverage()})\n`,
     );
     await generatorSuite(server);
     console.log(`\nload average after the generator suite: ${loadAverage()}`);

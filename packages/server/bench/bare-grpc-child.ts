@@ -14,11 +14,16 @@ import http from 'node:http';
 import type { Http2Server } from 'node:http2';
 
 import { Client, Server, ServerCredentials, credentials, type ServiceDefinition } from '@grpc/grpc-js';
+import { applyHeapGrowingPercent } from '@tritonserver-ts/protocol';
 import { serviceDefinition } from '@tritonserver-ts/protocol/grpc';
 
 import { installAlignedMessages } from '../src/grpc/aligned-messages.js';
 import { applyFlowControl } from '../src/grpc/flow-control.js';
 import { channelOptions } from '../src/grpc/server.js';
+
+// The same V8 heap growth as the server's processes (`applyHeapGrowingPercent`), so the floor is
+// measured with the settings the server runs with.
+applyHeapGrowingPercent();
 
 const replyFile = process.argv[2];
 const upstreamPort = process.argv[3];

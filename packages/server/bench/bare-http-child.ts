@@ -12,6 +12,12 @@
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 
+import { applyHeapGrowingPercent } from '@tritonserver-ts/protocol';
+
+// The same V8 heap growth as the server's processes (`applyHeapGrowingPercent`), so the floor is
+// measured with the settings the server runs with.
+applyHeapGrowingPercent();
+
 const replyFile = process.argv[2];
 const identityHeader = Buffer.from(
   JSON.stringify({

@@ -55,8 +55,17 @@ const CONCURRENCY = Number(process.env.BENCH_GRPC_CONCURRENCY ?? 8);
 const modelPath = path.join(repoRoot, 'models_staging', MODEL, '1', 'model.onnx');
 const perfBin = path.join(repoRoot, 'packages', 'perf', 'bin', 'perf-analyzer-ts.js');
 
-type Target = 'http' | 'grpc' | 'grpcWin' | 'bareHttp' | 'bareGrpc' | 'bareGrpcWin';
-const ALL_TARGETS: readonly Target[] = ['http', 'grpc', 'grpcWin', 'bareHttp', 'bareGrpc', 'bareGrpcWin'];
+type Target = 'http' | 'grpc' | 'grpcWin' | 'httpV8' | 'grpcV8' | 'bareHttp' | 'bareGrpc' | 'bareGrpcWin';
+const ALL_TARGETS: readonly Target[] = [
+  'http',
+  'grpc',
+  'grpcWin',
+  'httpV8',
+  'grpcV8',
+  'bareHttp',
+  'bareGrpc',
+  'bareGrpcWin',
+];
 /** `BENCH_GRPC_TARGETS=grpc,bareGrpc`: only those cells (e.g. for a profile of one wire). */
 const TARGETS: readonly Target[] =
   process.env.BENCH_GRPC_TARGETS === undefined
@@ -68,13 +77,16 @@ const LABEL: Record<Target | 'raw', string> = {
   http: 'server, HTTP',
   grpc: 'server, gRPC',
   grpcWin: 'server, gRPC, 1 MiB windows',
+  httpV8: "server, HTTP, V8's heap growth",
+  grpcV8: "server, gRPC, V8's heap growth",
   bareHttp: 'bare node:http floor',
   bareGrpc: 'bare grpc-js floor',
   bareGrpcWin: 'bare grpc-js, 1 MiB windows',
   raw: 'raw onnxruntime compute',
 };
 
-const isServer = (t: Target): boolean => t === 'http' || t === 'grpc' || t === 'grpcWin';
+const isServer = (t: Target): boolean => !t.startsWith('bare');
+const isGrpc = (t: Target): boolean => t === 'grpc' || t === 'grpcWin' || t === 'grpcV8';
 
 function config(): string {
   return [
@@ -153,7 +165,10 @@ async function measure(
   seconds: number,
   warmupSeconds: number,
 ): Promise<Cell> {
-  const perf = startPerf(target === 'http' || target === 'bareHttp' ? 'http' : 'grpc', port);
+  const perf = startPerf(
+    target === 'http' || target === 'httpV8' || target === 'bareHttp' ? 'http' : 'grpc',
+    port,
+  );
   try {
     const before = await countOf(target, child);
     const deadline = performance.now() + 60_000;
@@ -238,6 +253,16 @@ export async function runGrpcFoodSuite(settings: GrpcFoodSuiteSettings): Promise
         ),
       );
     }
+    if (TARGETS.includes('httpV8') || TARGETS.includes('grpcV8')) {
+      // The same server with V8's own heap growth heuristics instead of the commands' 300 %.
+      const v8Default = await startChild(
+        'server-child.ts',
+        [repository],
+        childEnv({ BENCH_GRPC: '1', TRITONSERVER_TS_HEAP_GROWING_PERCENT: '0' }),
+      );
+      children.set('httpV8', v8Default);
+      children.set('grpcV8', v8Default);
+    }
     const image = new Float32Array(DIMS.reduce((a, b) => a * b, 1)).map(() => Math.random());
     const body = buildInferBody(INPUT, OUTPUT, DIMS, image);
     const httpReply = await fetch(`http://127.0.0.1:${server.port}/v2/models/${MODEL}/infer`, {
@@ -275,7 +300,7 @@ export async function runGrpcFoodSuite(settings: GrpcFoodSuiteSettings): Promise
     }
     const portOf = (t: Target): number => {
       const c = children.get(t) as ServerChild;
-      return t === 'grpc' || t === 'grpcWin' ? (c.info.grpcPort as number) : c.port;
+      return isGrpc(t) ? (c.info.grpcPort as number) : c.port;
     };
     for (let round = 1; round <= rounds; round++) {
       for (const target of TARGETS) {
@@ -351,12 +376,13 @@ export async function runGrpcFoodSuite(settings: GrpcFoodSuiteSettings): Promise
         per(floor, (c) => c.cpu),
       ),
     );
-  const lines = (['grpc', 'grpcWin'] as const).map(
+  const httpOf = (g: Target): Target => (g === 'grpcV8' ? 'httpV8' : 'http');
+  const lines = (['grpc', 'grpcWin', 'grpcV8'] as const).map(
     (g) =>
-      `${LABEL[g]} / HTTP throughput (per round): ${spread(
+      `${LABEL[g]} / ${LABEL[httpOf(g)]} throughput (per round): ${spread(
         ratios(
           per(g, (c) => c.rps),
-          per('http', (c) => c.rps),
+          per(httpOf(g), (c) => c.rps),
         ),
         1,
         2,
@@ -364,7 +390,7 @@ export async function runGrpcFoodSuite(settings: GrpcFoodSuiteSettings): Promise
       `server CPU per request − HTTP's: ${ms(
         diffs(
           per(g, (c) => c.cpu),
-          per('http', (c) => c.cpu),
+          per(httpOf(g), (c) => c.cpu),
         ),
       )} ms (goal ≤ 0.3)\n`,
   );

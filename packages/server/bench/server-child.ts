@@ -2,10 +2,15 @@
  * Bench helper: runs the embedded server in its own process (so its RSS is measured alone) on the
  * model repository given as argv[2]. Prints `{"port":N}` on stdout once listening; exits on SIGTERM.
  */
+import { applyHeapGrowingPercent } from '@tritonserver-ts/protocol';
+
 import { DEFAULT_GRPC_FLOW_CONTROL } from '../src/grpc/flow-control.js';
 import { createInstances } from '../src/runtime/backends.js';
 import { builtinBackends, createWorkerInstances } from '../src/runtime/index.js';
 import { startServer } from '../src/start.js';
+
+// As the `tritonserver-ts` command does (TRITONSERVER_TS_HEAP_GROWING_PERCENT=0: V8's own heuristics).
+applyHeapGrowingPercent();
 
 const repository = process.argv[2];
 // `main`: sessions on the main thread (runtime createInstances); `worker`: the core's default (one
