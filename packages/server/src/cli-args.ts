@@ -363,6 +363,18 @@ export const FLAGS: Readonly<Record<string, FlagSpec>> = {
     help: 'Requests one ModelStreamInfer stream may have in flight before it stops reading more; HTTP/2 flow control holds the client (tritonserver-ts only).',
     default: '128',
   },
+  'grpc-http2-stream-window-bytes': {
+    kind: 'int',
+    arg: '<bytes>',
+    help: "HTTP/2 receive window of each gRPC call (SETTINGS_INITIAL_WINDOW_SIZE), 65535 to 2147483647; e.g. 4194304 with --grpc-http2-connection-window-bytes=16777216 for image-sized requests (tritonserver-ts only; grpc-js's is HTTP/2's 65535).",
+    default: '65535',
+  },
+  'grpc-http2-connection-window-bytes': {
+    kind: 'int',
+    arg: '<bytes>',
+    help: 'HTTP/2 receive window of each gRPC connection: the request bytes a connection may push ahead of the server reading them, 65535 to 2147483647 (tritonserver-ts only).',
+    default: '65535',
+  },
   'grpc-max-concurrent-streams': {
     kind: 'int',
     arg: '<count>',

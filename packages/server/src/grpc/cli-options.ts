@@ -28,6 +28,10 @@ export interface FlagReader {
   int(name: string, min?: number, max?: number): number;
 }
 
+/** HTTP/2's initial window (RFC 9113 §6.9.2), the smallest the window flags take, and its largest. */
+const HTTP2_MIN_WINDOW = 65_535;
+const HTTP2_MAX_WINDOW = 2_147_483_647;
+
 /** The flags whose ping-policy values grpc-js does not enforce, with tritonserver's defaults. */
 const PING_POLICY_DEFAULTS: Readonly<Record<string, number | boolean>> = {
   'grpc-keepalive-permit-without-calls': false,
@@ -138,6 +142,22 @@ export function grpcOptionsFromFlags(flags: FlagReader): GrpcFlagResult {
     maxConnectionOutputBytes: flags.int('grpc-max-connection-output-bytes', 1),
     streamMaxInflightRequests: flags.int('grpc-stream-max-inflight-requests', 1),
     maxConcurrentStreams: flags.int('grpc-max-concurrent-streams', 1, 2_147_483_647),
+    ...(flags.has('grpc-http2-stream-window-bytes') || flags.has('grpc-http2-connection-window-bytes')
+      ? {
+          flowControl: {
+            streamWindowBytes: flags.int(
+              'grpc-http2-stream-window-bytes',
+              HTTP2_MIN_WINDOW,
+              HTTP2_MAX_WINDOW,
+            ),
+            connectionWindowBytes: flags.int(
+              'grpc-http2-connection-window-bytes',
+              HTTP2_MIN_WINDOW,
+              HTTP2_MAX_WINDOW,
+            ),
+          },
+        }
+      : {}),
     ...(useSsl
       ? {
           tls: {

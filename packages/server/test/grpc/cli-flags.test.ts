@@ -48,6 +48,30 @@ describe('gRPC flags', () => {
     expect(() => parseArgs([...base, '--grpc-max-concurrent-streams=0'])).toThrow();
   });
 
+  it('sets the HTTP/2 receive windows only when asked (issue 31)', () => {
+    expect(parseArgs(base).server.grpc?.flowControl).toBeUndefined();
+    const o = parseArgs([
+      ...base,
+      '--grpc-http2-stream-window-bytes=4194304',
+      '--grpc-http2-connection-window-bytes=16777216',
+    ]);
+    expect(o.server.grpc?.flowControl).toEqual({
+      streamWindowBytes: 4194304,
+      connectionWindowBytes: 16777216,
+    });
+    // One of them: the other stays HTTP/2's 65,535.
+    expect(parseArgs([...base, '--grpc-http2-stream-window-bytes=1048576']).server.grpc?.flowControl).toEqual(
+      {
+        streamWindowBytes: 1048576,
+        connectionWindowBytes: 65535,
+      },
+    );
+    expect(() => parseArgs([...base, '--grpc-http2-stream-window-bytes=65534'])).toThrow(CliUsageError);
+    expect(() => parseArgs([...base, '--grpc-http2-connection-window-bytes=2147483648'])).toThrow(
+      CliUsageError,
+    );
+  });
+
   it('--allow-grpc=false starts no gRPC server', () => {
     const o = parseArgs([...base, '--allow-grpc=false', '--grpc-port=9']);
     expect(o.server.grpcPort).toBeUndefined();
