@@ -77,7 +77,7 @@ const port = await new Promise<number>((resolve, reject) =>
     error === null ? resolve(bound) : reject(error),
   ),
 );
-// BENCH_GRPC_WINDOWS=1: the 1 MiB receive windows the server may be given (src/grpc/flow-control.ts);
+// BENCH_GRPC_WINDOWS=1: the 4 MiB / 16 MiB receive windows the server may be given (src/grpc/flow-control.ts);
 // grpc-js keeps its HTTP/2 servers to itself, as src/grpc/server.ts reads them.
 if (process.env.BENCH_GRPC_WINDOWS === '1') {
   const http2Servers = (server as unknown as { http2Servers: Map<Http2Server, unknown> }).http2Servers;

@@ -10,7 +10,7 @@
  *   server's own reply bytes;
  * - the bare gRPC floor (`bare-grpc-child.ts`): grpc-js (the server's channel options) reassembling
  *   the same `ModelInferRequest` and answering the server's own `ModelInferResponse` bytes;
- * - a second server process and a second gRPC floor with 1 MiB HTTP/2 receive windows
+ * - a second server process and a second gRPC floor with 4 MiB / 16 MiB HTTP/2 receive windows
  *   (`src/grpc/flow-control.ts`; the others keep HTTP/2's 64 KiB, the front end's default);
  * - raw onnxruntime-node compute in this process (one session, one intra-op thread, batch 1): CPU
  *   per image.
@@ -76,12 +76,12 @@ const childEnv = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({ ...pro
 const LABEL: Record<Target | 'raw', string> = {
   http: 'server, HTTP',
   grpc: 'server, gRPC',
-  grpcWin: 'server, gRPC, 1 MiB windows',
+  grpcWin: 'server, gRPC, 4/16 MiB windows',
   httpV8: "server, HTTP, V8's heap growth",
   grpcV8: "server, gRPC, V8's heap growth",
   bareHttp: 'bare node:http floor',
   bareGrpc: 'bare grpc-js floor',
-  bareGrpcWin: 'bare grpc-js, 1 MiB windows',
+  bareGrpcWin: 'bare grpc-js, 4/16 MiB windows',
   raw: 'raw onnxruntime compute',
 };
 
@@ -402,14 +402,14 @@ export async function runGrpcFoodSuite(settings: GrpcFoodSuiteSettings): Promise
           per('bareHttp', (c) => c.cpu),
         ),
       )} ms; ` +
-      `with 1 MiB windows ${ms(
+      `with 4/16 MiB windows ${ms(
         diffs(
           per('bareGrpcWin', (c) => c.cpu),
           per('bareHttp', (c) => c.cpu),
         ),
       )} ms\n` +
       `server beyond compute − its floor: HTTP ${beyondFloor('http', 'bareHttp')} ms, gRPC ${beyondFloor('grpc', 'bareGrpc')} ms, ` +
-      `gRPC with 1 MiB windows ${beyondFloor('grpcWin', 'bareGrpcWin')} ms\n` +
+      `gRPC with 4/16 MiB windows ${beyondFloor('grpcWin', 'bareGrpcWin')} ms\n` +
       `load average at end ${loadAverage()}\n`,
   );
 }

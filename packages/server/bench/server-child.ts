@@ -27,7 +27,7 @@ const running = await startServer({
   httpAddress: '127.0.0.1',
   // For bench/grpc-food-suite.ts: the gRPC front end too, on a free port.
   ...(process.env.BENCH_GRPC === '1' ? { grpcPort: 0, grpcAddress: '127.0.0.1' } : {}),
-  // BENCH_GRPC_WINDOWS=1: the gRPC front end with 1 MiB HTTP/2 receive windows (src/grpc/flow-control.ts).
+  // BENCH_GRPC_WINDOWS=1: the gRPC front end with the 4 MiB / 16 MiB HTTP/2 receive windows (src/grpc/flow-control.ts).
   ...(process.env.BENCH_GRPC_WINDOWS === '1' ? { grpc: { flowControl: DEFAULT_GRPC_FLOW_CONTROL } } : {}),
   exitOnError: true,
   log: { log_info: false, log_warning: false },

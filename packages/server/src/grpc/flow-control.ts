@@ -34,8 +34,9 @@ export interface GrpcFlowControl {
  * The windows for image-sized requests: 4 MiB per stream, 16 MiB per connection. A whole 602 KB
  * request fits one stream window many times over, and eight such calls on one connection (the
  * benchmark's and Triton's labs' `perf_analyzer --concurrency-range 8`) are not held back by
- * WINDOW_UPDATE round trips: on the food model they took gRPC from 200 to 270 infer/s against
- * HTTP's 280 (1 MiB / 1 MiB: 247; bench/README.md).
+ * WINDOW_UPDATE round trips: on the food model they took gRPC from 0.78–0.80× HTTP's throughput to
+ * 0.84–0.86× (built CLI, HTTP and gRPC in interleaved rounds; 1 MiB / 1 MiB did less;
+ * bench/README.md).
  */
 export const DEFAULT_GRPC_FLOW_CONTROL: GrpcFlowControl = {
   streamWindowBytes: 4 * 1024 * 1024,
