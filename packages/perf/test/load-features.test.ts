@@ -255,7 +255,10 @@ describe('what the model receives', () => {
 
   it('over gRPC, unary requests go out pre-encoded (EncodedGrpcInfer): sequence ids, flags and request parameters in the bytes, each answered; the run counts them as client timing', async () => {
     const sent: Buffer[] = [];
-    const realSend = EncodedGrpcInfer.prototype.send;
+    const realSend = Object.getOwnPropertyDescriptor(EncodedGrpcInfer.prototype, 'send')?.value as (
+      this: EncodedGrpcInfer,
+      request: Buffer,
+    ) => Promise<string | undefined>;
     const spy = vi.spyOn(EncodedGrpcInfer.prototype, 'send').mockImplementation(function (
       this: EncodedGrpcInfer,
       request: Buffer,
