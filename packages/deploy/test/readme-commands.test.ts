@@ -117,6 +117,7 @@ const NOT_RUN: Record<string, string> = {
     BENCH,
   // packages/perf/README.md: the generator and tuner bench (run in packages/perf)
   'BENCH_TUNE=0 BENCH_ROUNDS=3 npm run bench': BENCH,
+  'BENCH_TUNE=0 BENCH_WIRES=grpc npm run bench': BENCH,
   'node --import tsx bench/loop.ts httpClient,httpFloor 5000 3': BENCH,
   'BENCH_PROFILE=/tmp/prof/loop node --import tsx bench/loop.ts grpcClient,grpcFloor 5000 1': BENCH,
   'npm run calibrate-ood -w @gourmetgram/food-model':
