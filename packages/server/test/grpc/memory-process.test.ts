@@ -181,28 +181,40 @@ describe('gRPC memory of a server process under the issue 23 attacks', () => {
     const base = await c.stats();
     const stop = watch(c);
     const conns: ClientHttp2Session[] = [];
-    const streams: ClientHttp2Stream[] = [];
+    // Per connection: how many of its calls the in-flight budget refused (a trailers-only
+    // UNAVAILABLE, which arrives whether or not the client reads: headers are not flow-controlled).
+    const refused: number[] = [];
     for (let i = 0; i < 16; i++) {
       const s = session(c);
       conns.push(s);
+      refused.push(0);
       for (let j = 0; j < 8; j++) {
         const stream = call(s, 'ModelInfer');
+        stream.on('response', (headers) => {
+          if (headers['grpc-status'] !== undefined && headers['grpc-status'] !== '0')
+            refused[i] = (refused[i] ?? 0) + 1;
+        });
         stream.end(request);
-        streams.push(stream);
       }
     }
-    // Every connection is closed by the server (a client that takes nothing for 1.5 s).
-    const closed = await until(() => conns.every((s) => s.closed || s.destroyed), 20_000);
+    // 128 calls of 4 MiB against a 64 MiB in-flight budget: many are refused at once, the others
+    // are answered with 4 MiB that is never read. A connection holding an unread answer is closed
+    // by the server (a client that takes nothing for 1.5 s); one whose eight calls were all refused
+    // holds nothing, so nothing closes it (with a busy host, or larger windows, that happens).
+    const holding = (i: number): boolean => (refused[i] ?? 0) < 8;
+    const closed = await until(() => conns.every((s, i) => !holding(i) || s.closed || s.destroyed), 20_000);
     const during = await stop();
     const after = await c.stats();
+    const refusedOnly = conns.filter((_, i) => !holding(i)).length;
     console.info(
-      `item 1 (unary): RSS ${mb(base.rss)} → peak ${mb(during.peakRss)} → ${mb(after.rss)} MiB after; array buffers ${mb(base.arrayBuffers)} → ${mb(after.arrayBuffers)} MiB; ${after.grpcConnectionsCut} connections cut; worst health ${during.worstHealthMs.toFixed(0)} ms (128 inferences of 4 MiB at once)`,
+      `item 1 (unary): RSS ${mb(base.rss)} → peak ${mb(during.peakRss)} → ${mb(after.rss)} MiB after; array buffers ${mb(base.arrayBuffers)} → ${mb(after.arrayBuffers)} MiB; ${after.grpcConnectionsCut} connections cut, ${refusedOnly} with every call refused; worst health ${during.worstHealthMs.toFixed(0)} ms (128 inferences of 4 MiB at once)`,
     );
-    // Every connection was closed by the server, and with it everything it held.
+    // Every connection that held an answer was closed by the server, and with it everything it held.
     expect(closed).toBe(true);
-    expect(after.grpcConnectionsCut).toBe(16);
+    expect(refusedOnly).toBeLessThan(16);
+    expect(after.grpcConnectionsCut).toBe(16 - refusedOnly);
     expect(after.grpcUnsentBytes).toBe(0);
-    expect(after.grpcConnections).toBe(0);
+    expect(after.grpcConnections).toBe(refusedOnly);
     expect(after.arrayBuffers - base.arrayBuffers).toBeLessThan(48 * MiB);
   }, 60_000);
 
