@@ -7,24 +7,15 @@
  * number (130 for SIGINT), removing its `--shared-memory system` objects first.
  * @packageDocumentation
  */
-import { errorText, perfCli } from './perf-command.js';
+import { applyHeapGrowthOrExit, errorText, perfCli } from './perf-command.js';
 import { unlinkOwnSharedMemorySync } from '../load/shared-memory-regions.js';
-import { applyHeapGrowingPercent } from '@tritonserver-ts/protocol';
-
 import { onStopRequests, type StopRequest } from './stop-requests.js';
 
 const SIGNAL_NUMBERS = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 } as const;
 
 /** The process entry point: stop requests and the exit code. */
 async function main(): Promise<void> {
-  // The heap growth for image-sized requests (issue 31): without it the gRPC client spends about
-  // half its CPU in full garbage collections. A bad TRITONSERVER_TS_HEAP_GROWING_PERCENT is a usage error.
-  try {
-    applyHeapGrowingPercent();
-  } catch (error) {
-    process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exit(2);
-  }
+  applyHeapGrowthOrExit();
   const controller = new AbortController();
   const onStop = (request: StopRequest): void => {
     const n = SIGNAL_NUMBERS[request.signal];

@@ -50,21 +50,18 @@ export function addInferStatSource(client: TritonClient, source: InferStatSource
  */
 export function readInferStat(client: TritonClient): ClientInferStat {
   const probe = client as unknown as { inferStat?: () => ClientInferStat };
-  const own: ClientInferStat =
-    typeof probe.inferStat !== 'function'
-      ? ZERO_INFER_STAT
-      : (() => {
-          const stat = probe.inferStat();
-          return {
-            completedRequestCount: Number(stat.completedRequestCount),
-            cumulativeTotalRequestTimeNs: BigInt(stat.cumulativeTotalRequestTimeNs),
-            cumulativeSendTimeNs: BigInt(stat.cumulativeSendTimeNs),
-            cumulativeReceiveTimeNs: BigInt(stat.cumulativeReceiveTimeNs),
-          };
-        })();
-  const sources = extraSources.get(client);
-  if (sources === undefined || sources.size === 0) return own;
-  return sumInferStats([own, ...[...sources].map((s) => s.inferStat())]);
+  const stats: ClientInferStat[] = [];
+  if (typeof probe.inferStat === 'function') {
+    const stat = probe.inferStat();
+    stats.push({
+      completedRequestCount: Number(stat.completedRequestCount),
+      cumulativeTotalRequestTimeNs: BigInt(stat.cumulativeTotalRequestTimeNs),
+      cumulativeSendTimeNs: BigInt(stat.cumulativeSendTimeNs),
+      cumulativeReceiveTimeNs: BigInt(stat.cumulativeReceiveTimeNs),
+    });
+  }
+  for (const source of extraSources.get(client) ?? []) stats.push(source.inferStat());
+  return sumInferStats(stats);
 }
 
 /** `end − start`, field by field. */
