@@ -12,7 +12,14 @@ import { createLoadManager } from '../src/load/create-load-manager.js';
 import { poissonGaps } from '../src/load/schedule.js';
 import type { RequestRecord } from '../src/types.js';
 import { startEmbedded, type Embedded } from './helpers/embedded.js';
-import { datasetOf, fp32Input, loadContext, measureWindow, waitFor } from './helpers/load.js';
+import {
+  datasetOf,
+  fp32Input,
+  loadContext,
+  measureWindow,
+  requestOverheadMs,
+  waitFor,
+} from './helpers/load.js';
 
 const D = 10;
 
@@ -31,7 +38,8 @@ afterAll(async () => {
   await server?.close();
 });
 
-const dataset = datasetOf({ inputs: [fp32Input('INPUT0', [1, 16])] });
+const input = fp32Input('INPUT0', [1, 16]);
+const dataset = datasetOf({ inputs: [input] });
 
 /** Gaps (ms) between the issue times of consecutive requests. */
 function gapsMs(records: readonly RequestRecord[]): number[] {
@@ -63,6 +71,8 @@ describe('request rate', () => {
         },
         dataset,
       );
+      // What a lone request adds to D on this host now (measured in this run).
+      const overhead = await requestOverheadMs(context.client, 'id_rate', [input], D);
       const manager = createLoadManager(context);
       try {
         await manager.changeLevel(100);
@@ -82,12 +92,13 @@ describe('request rate', () => {
         expect(window.throughput).toBeGreaterThan(90);
         expect(window.throughput).toBeLessThan(110);
         expect(window.avgLatencyMs).toBeGreaterThanOrEqual(D);
-        expect(window.avgLatencyMs).toBeLessThan(D + 8);
-        // Gaps: mean 10 ms (±5 %), the median one within 1 ms of it, little spread.
+        expect(window.avgLatencyMs).toBeLessThan(D + overhead + 8);
+        // Gaps: mean 10 ms (±5 %), the median one within 1 ms of it, and a spread well below the
+        // exponential gaps' cv of 1 (timer lateness on a loaded host has reached cv 0.45).
         expect(mean(gaps)).toBeGreaterThan(9.5);
         expect(mean(gaps)).toBeLessThan(10.5);
         expect(p50Error).toBeLessThan(1);
-        expect(cv(gaps)).toBeLessThan(0.35);
+        expect(cv(gaps)).toBeLessThan(0.6);
       } finally {
         await manager.stop();
         await context.client.close();

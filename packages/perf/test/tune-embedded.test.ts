@@ -2,7 +2,8 @@
  * The tuner against the embedded server (in-process, explicit model control) on identity models
  * whose cost is known: `execute_delay_ms` sleeps once per EXECUTION (whatever the batch size), so
  * instances and dynamic batching change throughput by simple arithmetic. Timing-sensitive: run
- * under `flock /tmp/bench.lock`; tolerances are stated at each assert.
+ * under `flock /tmp/bench.lock`; tolerances are stated at each assert. The arithmetic's lower bounds
+ * are divided by this host's slowdown, measured first in the same run ({@link requestOverheadMs}).
  */
 import { TritonClient } from '@tritonserver-ts/client';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -16,6 +17,7 @@ import { tuneCli } from '../src/tune/tune-command.js';
 import { tune } from '../src/tune/tuner.js';
 import { tuneOptions } from '../src/tune/tune-options.js';
 import { startEmbedded, type Embedded } from './helpers/embedded.js';
+import { fp32Input, requestOverheadMs } from './helpers/load.js';
 
 /** 40 ms per execution, max batch 4, 1 instance, no dynamic batching (the repository config). */
 const BATCH_DELAY_MS = 40;
@@ -45,6 +47,11 @@ describe('tuner on the embedded server', () => {
   let e: Embedded;
   let client: TritonClient;
   let outDir: string;
+  /**
+   * How much longer than its delay a lone 40 ms execution takes on this host now, end to end (1.0 on
+   * an idle host; 1.26 measured on a slow shared one, where a bare node:http server is as slow).
+   */
+  let slowdown: number;
 
   beforeAll(async () => {
     e = await startEmbedded({
@@ -56,6 +63,13 @@ describe('tuner on the embedded server', () => {
     client = new TritonClient({ url: e.url });
     await client.loadModel('tune_uneven');
     outDir = await mkdtemp(join(tmpdir(), 'tune-embedded-'));
+    const overhead = await requestOverheadMs(
+      client,
+      'tune_batch',
+      [fp32Input('INPUT0', [1, 4])],
+      BATCH_DELAY_MS,
+    );
+    slowdown = (BATCH_DELAY_MS + overhead) / BATCH_DELAY_MS;
   });
   afterAll(async () => {
     await client?.close();
@@ -88,6 +102,12 @@ describe('tuner on the embedded server', () => {
         '100000',
         '--concurrency',
         '8',
+        // A budget on the average latency (C / throughput by Little's law): 8 in flight at 200/s
+        // ideally, 40 ms, against 80 ms for the runner-up (1 instance, batches of 4). A p99 budget
+        // would be decided by the tail, which on a slow shared host reached 101 ms for the winner
+        // while the server saw 44 ms; the p99 budget has the next test.
+        '--latency-metric',
+        'avg',
         '--latency-budget',
         '70',
         '-p',
@@ -133,7 +153,7 @@ describe('tuner on the embedded server', () => {
     const tput = (key: string): number => Number(col(byKey.get(key) ?? [], 'Throughput (infer/sec)'));
     // Arithmetic (8 requests in flight, 40 ms per execution): one request per execution without
     // batching → 25/s per instance; batches of 4 → 100/s per instance. Measured within −30 %/+10 %
-    // (overheads only slow things down).
+    // (overheads only slow things down), the lower bound divided by the host's slowdown.
     const per = 1000 / BATCH_DELAY_MS;
     const expected: Record<string, number> = {
       '1:CPU/1/Disabled': per,
@@ -146,24 +166,24 @@ describe('tuner on the embedded server', () => {
       '2:CPU/4/Enabled': 8 * per,
     };
     for (const [key, value] of Object.entries(expected)) {
-      expect(tput(key), key).toBeGreaterThan(value * 0.7);
+      expect(tput(key), key).toBeGreaterThan((value * 0.7) / slowdown);
       expect(tput(key), key).toBeLessThan(value * 1.1);
     }
-    // The 70 ms p99 budget rules out 1 instance with batching (two 40 ms rounds per request) and
-    // every config without batching; only the winner satisfies it.
+    // The 70 ms budget on the average rules out 1 instance with batching (two 40 ms rounds per
+    // request) and every config without batching; only the winner satisfies it.
     const satisfied = rows
       .filter((r) => col(r, 'Satisfies Constraints') === 'Yes')
       .map((r) => col(r, 'Model Config Path'));
     const winner = col(byKey.get('2:CPU/4/Enabled') ?? [], 'Model Config Path');
     expect(satisfied).toEqual([winner]);
-    expect(Number(col(byKey.get('1:CPU/4/Enabled') ?? [], 'p99 Latency (ms)'))).toBeGreaterThan(70);
+    expect(Number(col(byKey.get('1:CPU/4/Enabled') ?? [], 'Avg Latency (ms)'))).toBeGreaterThan(70);
 
     // Console: the table with the winner starred, the summary, the files.
     const out = stdout.text();
     expect(out).toMatch(new RegExp(`^\\*${winner}\\s+2:CPU\\s+4\\s+Enabled 100000us\\s+8\\s`, 'm'));
     expect(out).toMatch(
       new RegExp(
-        `, ${winner} \\(2 CPU instances, max batch 4, dynamic batching \\(delay 100000 µs\\)\\) delivers maximum throughput under the given constraints \\(p99 latency <= 70 ms\\)`,
+        `, ${winner} \\(2 CPU instances, max batch 4, dynamic batching \\(delay 100000 µs\\)\\) delivers maximum throughput under the given constraints \\(avg latency <= 70 ms\\)`,
       ),
     );
     expect(out).toMatch(/^Total time: \d+\.\d s$/m);
@@ -191,8 +211,9 @@ describe('tuner on the embedded server', () => {
         modelName: 'tune_uneven',
         url: e.url,
         // Between the p99 of 40 ms (1 instance, concurrency 2) and 80 ms (the slow instance), 20 ms
-        // from each: a loaded host's jitter must not decide the test.
-        latencyBudgetMs: 60,
+        // from each: a loaded host's jitter must not decide the test. Both grow on a slow host, and
+        // so does the budget.
+        latencyBudgetMs: 60 * slowdown,
         latencyMetric: 'p99',
         tieTolerancePercent: 10,
         space: {
@@ -222,16 +243,16 @@ describe('tuner on the embedded server', () => {
     expect(two?.measurements.map((m) => m.concurrency)).toEqual([1, 2]);
     expect(two?.skippedConcurrency).toEqual([4, 8]);
     const fast = two?.measurements[1];
-    expect(fast?.throughput).toBeGreaterThan(62.5 * 0.85);
-    expect(fast?.latencyMs.p99).toBeGreaterThan(70);
+    expect(fast?.throughput).toBeGreaterThan((62.5 * 0.85) / slowdown);
+    expect(fast?.latencyMs.p99).toBeGreaterThan(60 * slowdown);
     expect(fast?.satisfiesConstraints).toBe(false);
     // Its average latency (2 / 62.5 s = 32 ms) would have met a budget on the average.
-    expect(fast?.latencyMs.avg).toBeLessThan(45);
+    expect(fast?.latencyMs.avg).toBeLessThan(45 * slowdown);
     // The winner: 1 instance (ties within 10 % go to fewer resources). Its concurrency 1 and 2 both
     // give 50/s within the budget: which one wins is up to the noise of the host.
     expect(result.best?.variant).toBe('tune_uneven_config_default');
     expect([1, 2]).toContain(result.best?.concurrency);
-    expect(result.best?.throughput).toBeGreaterThan(50 * 0.85);
+    expect(result.best?.throughput).toBeGreaterThan((50 * 0.85) / slowdown);
     expect((fast?.throughput ?? 0) / (result.best?.throughput ?? 1)).toBeGreaterThan(1.1);
     expect(result.restoreError).toBeUndefined();
     expect(result.durationMs).toBeGreaterThan(0);

@@ -81,3 +81,31 @@ export async function waitFor(predicate: () => boolean, timeoutMs = 10_000): Pro
     await sleep(5);
   }
 }
+
+/**
+ * What a request adds to a model's `execute_delay_ms` on this host, now: the median latency of
+ * `count` requests sent one at a time with `client` (after one warm-up request), less `delayMs`, in
+ * ms and at least 0.
+ *
+ * Timing tests compare the load managers' latencies with `delayMs` + this, measured in the same run,
+ * rather than with a fixed allowance: on the shared 2-core hosts a 100 ms sleep has come back after
+ * 108–130 ms, from a bare node:http server as from ours, while a 0 ms request took 2.5 ms. A manager
+ * that adds latency of its own, or leaves a slot empty, still fails the comparison.
+ */
+export async function requestOverheadMs(
+  client: TritonClient,
+  modelName: string,
+  inputs: readonly InferInput[],
+  delayMs: number,
+  count = 7,
+): Promise<number> {
+  await client.infer(modelName, inputs);
+  const latencies: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const start = performance.now();
+    await client.infer(modelName, inputs);
+    latencies.push(performance.now() - start);
+  }
+  latencies.sort((a, b) => a - b);
+  return Math.max(0, (latencies[Math.floor(count / 2)] ?? delayMs) - delayMs);
+}
