@@ -511,6 +511,8 @@ describe('README command lines', () => {
     const http = ports['--http-port'] ?? 0;
     const metrics = ports['--metrics-port'] ?? 0;
     const server = shell(text, { env: { TRITONSERVER_TS_PYTHON: '/usr/bin/python3' } });
+    // Our server's own line first: then the probe below reaches it, not whatever else held the port.
+    await waitForOutput(server, `Started HTTPService at 0.0.0.0:${http}`, 60_000);
     await waitFor(`http://127.0.0.1:${http}/v2/health/ready`, server, 60_000);
     expect(server.output()).toMatch(/\| food_classifier_onnx +\| 1 +\| READY +\|/);
     expect(server.output()).toMatch(/\| food_classifier +\| 1 +\| READY +\|/);
@@ -538,6 +540,7 @@ describe('README command lines', () => {
     );
     expect(existsSync(conformanceRepo), 'written by the write-repository command above').toBe(true);
     const server = shell(text);
+    await waitForOutput(server, `Started HTTPService at 0.0.0.0:${http}`, 60_000);
     await waitFor(`http://127.0.0.1:${http}/v2/health/ready`, server, 60_000);
     const index = (await (
       await fetch(`http://127.0.0.1:${http}/v2/repository/index`, { method: 'POST' })
