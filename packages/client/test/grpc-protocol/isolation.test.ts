@@ -10,8 +10,10 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 
 // A resolve hook that prints every @bufbuild / @grpc specifier it sees, registered with
 // module.register() from an --import module (Node 20.6+; `--loader` is deprecated on Node 22 and 24).
+// The hook runs on the loader thread: it writes to fd 1 synchronously, because a console.log there
+// is forwarded to the main thread, and on Node 24 a line was lost when the process exited first.
 const hook = `data:text/javascript,${encodeURIComponent(
-  "export async function resolve(s, c, next) { if (/@bufbuild|@grpc/.test(s)) console.log('LOAD ' + s); return next(s, c); }",
+  "import { writeSync } from 'node:fs'; export async function resolve(s, c, next) { if (/@bufbuild|@grpc/.test(s)) writeSync(1, 'LOAD ' + s + '\\n'); return next(s, c); }",
 )}`;
 const registerHook = `data:text/javascript,${encodeURIComponent(
   `import { register } from 'node:module'; register(${JSON.stringify(hook)});`,
