@@ -39,7 +39,6 @@ async function writeText(path: string, text: string): Promise<void> {
   await writeFile(path, text);
 }
 
-/** `error: CODE: message` for a {@link PerfError} (the stack too when `verbose`). */
 /**
  * The commands' V8 heap growth (`applyHeapGrowingPercent`, ADR 18): without it the gRPC client spends
  * about half its CPU in full garbage collections. A bad `TRITONSERVER_TS_HEAP_GROWING_PERCENT` is a
@@ -54,6 +53,7 @@ export function applyHeapGrowthOrExit(): void {
   }
 }
 
+/** `error: CODE: message` for a {@link PerfError} (the stack too when `verbose`). */
 export function errorText(error: unknown, verbose: boolean): string {
   if (isPerfError(error)) {
     const text = `error: ${error.code}: ${error.message}`;
